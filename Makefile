@@ -1,0 +1,90 @@
+# luaperf: a Lua module over Linux perf_events.
+#
+#   make                  build/perf/core.so for Lua 5.4
+#   make LUA=luajit       build/luajit/perf/core.so (Lua 5.1 ABI)
+#   make test             both builds, the busted suite under both interpreters
+#   make demo             record the bundled workload, print the top, write flame.svg
+#   make bench            benchmarks (figures go to BENCHMARKS.md by hand)
+#   make deps             install the Debian packages the build and tests need
+
+LUA      ?= lua5.4
+CC       ?= cc
+PKG      ?= pkg-config
+
+ifeq ($(LUA),luajit)
+  LUA_PC  := luajit
+  OUT     := build/luajit
+else ifeq ($(LUA),lua5.4)
+  LUA_PC  := lua5.4
+  OUT     := build
+else
+  LUA_PC  := $(LUA)
+  OUT     := build/$(LUA)
+endif
+
+LUA_CFLAGS := $(shell $(PKG) --cflags $(LUA_PC) 2>/dev/null)
+SYS_PCS    := libelf libdw libzstd libtraceevent
+SYS_CFLAGS := $(shell $(PKG) --cflags $(SYS_PCS) 2>/dev/null)
+SYS_LIBS   := $(shell $(PKG) --libs $(SYS_PCS) 2>/dev/null) -lz
+
+WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+        -Wpointer-arith -Wwrite-strings -Wformat=2 -Wundef -Wvla \
+        -Wcast-align -Wmissing-declarations -Wno-unused-parameter
+OPT     ?= -O2 -g
+SAN     ?=
+CFLAGS_ALL := -std=gnu11 $(OPT) $(SAN) -fPIC -fvisibility=hidden -D_GNU_SOURCE $(WARN) $(CFLAGS)
+
+CORE_SRC := $(sort $(wildcard csrc/core/*.c))
+BIND_SRC := $(sort $(wildcard csrc/lua/*.c))
+CORE_OBJ := $(patsubst csrc/core/%.c,$(OUT)/obj/core/%.o,$(CORE_SRC))
+BIND_OBJ := $(patsubst csrc/lua/%.c,$(OUT)/obj/lua/%.o,$(BIND_SRC))
+MODULE   := $(OUT)/perf/core.so
+
+PROG_SRC := $(sort $(wildcard spec/progs/*.c))
+PROGS    := $(patsubst spec/progs/%.c,build/progs/%,$(PROG_SRC))
+
+.PHONY: all deps test test-lua54 test-luajit demo bench progs clean check-exports
+all: $(MODULE)
+
+# The core is plain C: it never sees a Lua header.
+$(OUT)/obj/core/%.o: csrc/core/%.c $(wildcard csrc/core/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) $(SYS_CFLAGS) -Icsrc/core -c $< -o $@
+
+$(OUT)/obj/lua/%.o: csrc/lua/%.c $(wildcard csrc/lua/*.h csrc/core/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) $(LUA_CFLAGS) $(SYS_CFLAGS) -Icsrc/core -Icsrc/lua -c $< -o $@
+
+$(MODULE): $(CORE_OBJ) $(BIND_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) -shared $(SAN) -o $@ $^ $(SYS_LIBS) $(LDFLAGS)
+
+# Only luaopen_perf_core may leave the module.
+check-exports: $(MODULE)
+	@syms=$$(nm -D --defined-only $(MODULE) | awk '$$2 ~ /[TDBR]/ {print $$3}' | grep -v '^_' ); \
+	if [ "$$syms" != "luaopen_perf_core" ]; then echo "unexpected exports: $$syms"; exit 1; fi
+
+# Test programs: frame pointers on, so fp call chains are deep.
+build/progs/%: spec/progs/%.c
+	@mkdir -p $(dir $@)
+	$(CC) -O1 -g -fno-omit-frame-pointer -fno-inline -o $@ $< -lpthread -lm
+
+progs: $(PROGS)
+
+deps:
+	sh .ci/deps.sh
+
+test: 
+	$(MAKE) LUA=lua5.4 all check-exports
+	$(MAKE) LUA=luajit all
+	$(MAKE) progs
+	sh spec/run.sh
+
+demo: all progs
+	sh examples/demo.sh
+
+bench: all progs
+	sh bench/run.sh
+
+clean:
+	rm -rf build

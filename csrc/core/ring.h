@@ -1,0 +1,39 @@
+/*
+ * The mmap ring buffer of one perf event fd: one metadata page and a
+ * power-of-two number of data pages.  Draining follows the kernel's
+ * protocol: acquire-load data_head, copy records out (a record that wraps
+ * is copied whole into a bounce buffer), release-store data_tail once per
+ * drain.  No pointer into ring memory outlives a drain.  Implemented in
+ * ring.c.  Plain C, no Lua.
+ */
+#ifndef LUAPERF_RING_H
+#define LUAPERF_RING_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/perf_event.h>
+
+struct ring;
+
+/* Maps data_pages (a power of two) over fd; overwrite maps read-only
+ * (backward ring, flight recorder).  Returns 0 or -errno. */
+int ring__mmap(int fd, size_t data_pages, int overwrite, struct ring **out);
+void ring__unmap(struct ring *r);
+
+/*
+ * Calls fn once per complete record available, with the record contiguous
+ * (valid only during the call); fn returns 0 to go on or non-zero to stop
+ * (the records not consumed stay for the next drain).  Returns the number
+ * of records consumed or -errno (a record whose size is 0 or larger than
+ * the ring: the ring is corrupt).
+ */
+int ring__drain(struct ring *r,
+		int (*fn)(void *arg, const struct perf_event_header *rec),
+		void *arg);
+
+size_t ring__data_size(const struct ring *r);
+int ring__fd(const struct ring *r);
+/* The metadata page, for time conversion (time_zero etc.). */
+const struct perf_event_mmap_page *ring__meta(const struct ring *r);
+
+#endif

@@ -1,0 +1,48 @@
+-- The luaperf command: dispatches `luaperf <subcommand> ...` to
+-- lua/perf/cli/<subcommand>.lua, each of which returns a function
+-- run(args) -> exit status.
+local M = {}
+
+local commands = {
+  { "stat",   "count events for a command, a pid or the machine" },
+  { "record", "sample into a perf.data file" },
+  { "report", "print a report of a perf.data file" },
+  { "flame",  "write a flame graph or a profile export" },
+  { "script", "print records, or run a Lua script over them" },
+  { "list",   "list the events this machine has" },
+}
+
+local function usage(out)
+  out:write("usage: luaperf <command> [options]\n\n")
+  for _, c in ipairs(commands) do
+    out:write(string.format("  %-8s %s\n", c[1], c[2]))
+  end
+  out:write("\nluaperf <command> -h for the options of one command\n")
+end
+
+function M.main(argv)
+  local args = {}
+  for i = 1, #argv do args[i] = argv[i] end
+  local name = table.remove(args, 1)
+  if name == nil or name == "-h" or name == "--help" or name == "help" then
+    usage(name and io.stdout or io.stderr)
+    return name and 0 or 1
+  end
+  if name == "--version" or name == "version" then
+    io.stdout:write("luaperf ", require("perf").version, "\n")
+    return 0
+  end
+  local known = false
+  for _, c in ipairs(commands) do if c[1] == name then known = true end end
+  local ok, cmd = pcall(require, "perf.cli." .. name)
+  if not known or not ok then
+    if known then io.stderr:write(tostring(cmd), "\n") end
+    io.stderr:write("luaperf: unknown command '", name, "'\n")
+    usage(io.stderr)
+    return 1
+  end
+  local status = cmd(args)
+  return status or 0
+end
+
+return M

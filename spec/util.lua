@@ -1,0 +1,71 @@
+-- Shared helpers for the specs: run commands, read files, locate the build.
+local M = {}
+
+M.root = os.getenv("PWD")
+M.lua = os.getenv("LUAPERF_LUA") or "lua5.4"
+
+function M.cpath_dir()
+  return os.getenv("LUAPERF_CPATH") or (M.root .. "/build")
+end
+
+-- Quotes one argument for /bin/sh.
+function M.q(s)
+  return "'" .. tostring(s):gsub("'", "'\\''") .. "'"
+end
+
+-- Runs a shell command; returns its stdout+stderr, success, exit code.
+function M.sh(cmd)
+  local f = assert(io.popen("(" .. cmd .. ") 2>&1; echo \"__rc=$?\""))
+  local out = f:read("a")
+  f:close()
+  local rc = tonumber(out:match("__rc=(%d+)%s*$"))
+  out = out:gsub("__rc=%d+%s*$", "")
+  return out, rc == 0, rc
+end
+
+-- Runs bin/luaperf with the interpreter under test.
+function M.luaperf(args)
+  return M.sh("LUAPERF_LUA=" .. M.lua .. " " .. M.root .. "/bin/luaperf " .. args)
+end
+
+function M.read(path)
+  local f = io.open(path, "rb")
+  if not f then return nil end
+  local s = f:read("a")
+  f:close()
+  return s
+end
+
+function M.write(path, s)
+  local f = assert(io.open(path, "wb"))
+  f:write(s)
+  f:close()
+end
+
+function M.tmpdir()
+  local out = M.sh("mktemp -d /tmp/luaperf-spec.XXXXXX")
+  return (out:gsub("%s+$", ""))
+end
+
+-- Builds a C program from source text; returns the binary's path.
+function M.cc(src, flags, name)
+  local dir = M.tmpdir()
+  name = name or "prog"
+  M.write(dir .. "/" .. name .. ".c", src)
+  local out, ok = M.sh(string.format("cc %s -o %s/%s %s/%s.c -lpthread -lm",
+    flags or "-O1 -g", dir, name, dir, name))
+  assert(ok, out)
+  return dir .. "/" .. name
+end
+
+function M.is_root()
+  local out = M.sh("id -u")
+  return out:match("^0") ~= nil
+end
+
+-- perf itself (Debian's linux-perf), the reference.
+function M.perf(args)
+  return M.sh("perf " .. args)
+end
+
+return M
