@@ -43,7 +43,7 @@ MODULE   := $(OUT)/perf/core.so
 PROG_SRC := $(sort $(wildcard spec/progs/*.c))
 PROGS    := $(patsubst spec/progs/%.c,build/progs/%,$(PROG_SRC))
 
-.PHONY: all deps test test-lua54 test-luajit demo bench progs clean check-exports
+.PHONY: all deps test demo bench progs clean check-exports test-asan test-valgrind fuzz lint
 all: $(MODULE)
 
 # The core is plain C: it never sees a Lua header.
@@ -85,6 +85,34 @@ demo: all progs
 
 bench: all progs
 	sh bench/run.sh
+
+# Quality gates (issue 9).  The sanitizer build lives beside the others;
+# the suite runs under Lua 5.4 with the runtime preloaded into the interpreter.
+ASAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+test-asan:
+	$(MAKE) LUA=lua5.4 OUT=build/asan SAN="$(ASAN_FLAGS)" OPT="-O1 -g" all
+	$(MAKE) progs
+	LUAPERF_ONLY=lua5.4 LUAPERF_BUILD54=build/asan \
+	LUAPERF_PRELOAD="$$($(CC) -print-file-name=libasan.so):$$($(CC) -print-file-name=libubsan.so)" \
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:exitcode=23 \
+	LSAN_OPTIONS=suppressions=$(CURDIR)/spec/lsan.supp:print_suppressions=0 \
+	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	sh spec/run.sh $(SPECS)
+
+# A representative part: memcheck makes the whole suite too slow for CI.
+VALGRIND_SPECS ?= spec/module_spec.lua
+test-valgrind: all progs
+	LUAPERF_ONLY=lua5.4 LUAPERF_VALGRIND=1 sh spec/run.sh $(or $(SPECS),$(VALGRIND_SPECS))
+
+FUZZ_SECONDS ?= 60
+fuzz:
+	sh fuzz/run.sh $(FUZZ_SECONDS)
+
+lint:
+	cppcheck --quiet --error-exitcode=1 --enable=warning,portability,performance \
+	  --inline-suppr --suppressions-list=.cppcheck-suppress -D__linux__ -D__x86_64__ \
+	  -I csrc/core -I csrc/lua $(shell $(PKG) --cflags-only-I lua5.4) csrc
+	clang-tidy --quiet $(CORE_SRC) -- -std=gnu11 -D_GNU_SOURCE -Icsrc/core $(SYS_CFLAGS)
 
 clean:
 	rm -rf build

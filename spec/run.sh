@@ -11,13 +11,25 @@ files=${*:-spec}
 run() {
     interp=$1 cpath=$2
     echo "== $interp" | tee -a "$log"
-    out=$(LUA_PATH="$top/lua/?.lua;$top/lua/?/init.lua;$top/spec/?.lua;;" \
+    pre=""
+    # Sanitizer runs preload the runtime into the interpreter only; the
+    # specs strip it again for the reference tools they start (spec/util.lua).
+    [ -n "${LUAPERF_PRELOAD:-}" ] && pre="LD_PRELOAD=$LUAPERF_PRELOAD"
+    vg=""
+    [ -n "${LUAPERF_VALGRIND:-}" ] && vg="valgrind -q --leak-check=full --show-leak-kinds=definite --errors-for-leak-kinds=definite --suppressions=$top/spec/valgrind.supp"
+    out=$(env $pre LUA_PATH="$top/lua/?.lua;$top/lua/?/init.lua;$top/spec/?.lua;;" \
           LUA_CPATH="$top/$cpath/?.so;;" LUAPERF_LUA=$interp LUAPERF_CPATH="$top/$cpath" \
-          $interp /usr/bin/busted -o TAP ${BUSTED_ARGS:-} $files 2>&1)
+          $vg $interp /usr/bin/busted -o TAP ${BUSTED_ARGS:-} $files 2>&1)
     printf '%s\n' "$out" >> "$log"
     printf '%s\n' "$out" | grep -E '^not ok' -A12 | head -200
     p=$(printf '%s\n' "$out" | grep -cE '^ok ')
     f=$(printf '%s\n' "$out" | grep -cE '^not ok ')
+    # Sanitizer reports fail the run even when every assertion held.
+    s=$(printf '%s\n' "$out" | grep -cE 'ERROR: (Address|Leak)Sanitizer|runtime error:|Invalid (read|write)|are definitely lost')
+    if [ "$s" != 0 ]; then
+        printf '%s\n' "$out" | grep -E 'ERROR: (Address|Leak)Sanitizer|runtime error:|Invalid (read|write)|are definitely lost' -A15 | head -80
+        f=$((f + s))
+    fi
     # A crash of the runner itself counts as a failure, not as silence.
     if [ "$p" = 0 ] && [ "$f" = 0 ]; then
         printf '%s\n' "$out" | tail -20
@@ -27,9 +39,9 @@ run() {
     pass=$((pass + p)); fail=$((fail + f))
 }
 case ${LUAPERF_ONLY:-both} in
-    lua5.4) run lua5.4 build ;;
-    luajit) run luajit build/luajit ;;
-    *) run lua5.4 build; run luajit build/luajit ;;
+    lua5.4) run lua5.4 "${LUAPERF_BUILD54:-build}" ;;
+    luajit) run luajit "${LUAPERF_BUILDJIT:-build/luajit}" ;;
+    *) run lua5.4 "${LUAPERF_BUILD54:-build}"; run luajit "${LUAPERF_BUILDJIT:-build/luajit}" ;;
 esac
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -13,9 +13,13 @@ function M.q(s)
   return "'" .. tostring(s):gsub("'", "'\\''") .. "'"
 end
 
+-- The sanitizer runtime preloaded into the interpreter (make test-asan),
+-- given back to commands that load our module and kept from the others.
+M.preload = os.getenv("LUAPERF_PRELOAD")
+
 -- Runs a shell command; returns its stdout+stderr, success, exit code.
 function M.sh(cmd)
-  local f = assert(io.popen("(" .. cmd .. ") 2>&1; echo \"__rc=$?\""))
+  local f = assert(io.popen("unset LD_PRELOAD; (" .. cmd .. ") 2>&1; echo \"__rc=$?\""))
   local out = f:read("a")
   f:close()
   local rc = tonumber(out:match("__rc=(%d+)%s*$"))
@@ -25,7 +29,8 @@ end
 
 -- Runs bin/luaperf with the interpreter under test.
 function M.luaperf(args)
-  return M.sh("LUAPERF_LUA=" .. M.lua .. " " .. M.root .. "/bin/luaperf " .. args)
+  local pre = M.preload and ("LD_PRELOAD=" .. M.q(M.preload) .. " ") or ""
+  return M.sh(pre .. "LUAPERF_LUA=" .. M.lua .. " " .. M.root .. "/bin/luaperf " .. args)
 end
 
 function M.read(path)

@@ -65,6 +65,10 @@ struct record_read {
 	uint64_t time_enabled, time_running;
 	const uint64_t *values;       /* nr entries of {value[, id][, lost]} */
 	unsigned stride;              /* u64s per entry */
+	/* Where id and lost sit from an entry's start (0: absent).  Without
+	 * PERF_FORMAT_GROUP the times come between value and id, so these are
+	 * not always 1 and 2: entry i's id is values[i * stride + id_at]. */
+	unsigned id_at, lost_at;
 };
 
 struct record_sample {

@@ -1,0 +1,198 @@
+/* A child forked early, blocked on a pipe, exec'd on demand (see workload.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "workload.h"
+
+struct workload {
+	pid_t pid;
+	int go_fd;      /* socket: one byte releases the child, EOF cancels it */
+	int err_fd;     /* read end: the child's execvp errno, or EOF on exec */
+	int started;
+	int reaped;
+	int status;
+};
+
+static int write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len > 0) {
+		ssize_t n = write(fd, p, len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* In the child: only async-signal-safe calls until execvp. */
+static void __attribute__((noreturn)) child_run(char *const argv[], int go_rd, int err_wr)
+{
+	static const int sigs[] = { SIGINT, SIGQUIT, SIGPIPE, SIGCHLD, SIGTERM };
+	sigset_t none;
+	char c;
+	ssize_t n;
+	size_t i;
+	int e;
+
+	for (i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+		signal(sigs[i], SIG_DFL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	do {
+		n = read(go_rd, &c, 1);
+	} while (n < 0 && errno == EINTR);
+	if (n != 1)
+		_exit(127); /* cancelled: the parent deleted us unstarted */
+	close(go_rd);
+	execvp(argv[0], argv);
+	e = errno;
+	(void)write_all(err_wr, &e, sizeof e);
+	_exit(127);
+}
+
+int workload__prepare(char *const argv[], struct workload **out)
+{
+	struct workload *w;
+	int go[2], err[2];
+	pid_t pid;
+	int e;
+
+	*out = NULL;
+	if (argv == NULL || argv[0] == NULL || argv[0][0] == '\0')
+		return -EINVAL;
+	w = calloc(1, sizeof *w);
+	if (w == NULL)
+		return -ENOMEM;
+	/* A socket, not a pipe, so releasing a child that already died is
+	 * EPIPE (MSG_NOSIGNAL) rather than a SIGPIPE in the caller. */
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, go) < 0) {
+		e = -errno;
+		free(w);
+		return e;
+	}
+	if (pipe2(err, O_CLOEXEC) < 0) {
+		e = -errno;
+		close(go[0]);
+		close(go[1]);
+		free(w);
+		return e;
+	}
+	pid = fork();
+	if (pid < 0) {
+		e = -errno;
+		close(go[0]);
+		close(go[1]);
+		close(err[0]);
+		close(err[1]);
+		free(w);
+		return e;
+	}
+	if (pid == 0) {
+		close(go[1]);
+		close(err[0]);
+		child_run(argv, go[0], err[1]);
+	}
+	close(go[0]);
+	close(err[1]);
+	w->pid = pid;
+	w->go_fd = go[1];
+	w->err_fd = err[0];
+	*out = w;
+	return 0;
+}
+
+pid_t workload__pid(const struct workload *w)
+{
+	return w->pid;
+}
+
+int workload__start(struct workload *w)
+{
+	char c = 1;
+	ssize_t n;
+	int e = 0, r;
+
+	if (w->started)
+		return -EALREADY;
+	w->started = 1;
+	r = send(w->go_fd, &c, 1, MSG_NOSIGNAL) == 1 ? 0 : -errno;
+	close(w->go_fd);
+	w->go_fd = -1;
+	if (r < 0)
+		return r;
+	/* Blocks until the child's execvp succeeds (CLOEXEC closes the pipe)
+	 * or fails (it writes its errno). */
+	do {
+		n = read(w->err_fd, &e, sizeof e);
+	} while (n < 0 && errno == EINTR);
+	close(w->err_fd);
+	w->err_fd = -1;
+	if (n == (ssize_t)sizeof e && e > 0)
+		return -e;
+	return 0;
+}
+
+static int reap(struct workload *w, int flags)
+{
+	int st;
+	pid_t r;
+
+	if (w->reaped)
+		return 1;
+	do {
+		r = waitpid(w->pid, &st, flags);
+	} while (r < 0 && errno == EINTR);
+	if (r < 0)
+		return -errno;
+	if (r == 0)
+		return 0;
+	w->reaped = 1;
+	w->status = st;
+	return 1;
+}
+
+int workload__wait(struct workload *w, int *status)
+{
+	int r = reap(w, 0);
+
+	if (r < 0)
+		return r;
+	*status = w->status;
+	return 0;
+}
+
+int workload__try_wait(struct workload *w, int *status)
+{
+	int r = reap(w, WNOHANG);
+
+	if (r == 1)
+		*status = w->status;
+	return r;
+}
+
+void workload__delete(struct workload *w)
+{
+	if (w == NULL)
+		return;
+	if (w->go_fd >= 0)
+		close(w->go_fd); /* an unstarted child reads EOF and exits */
+	if (w->err_fd >= 0)
+		close(w->err_fd);
+	if (!w->reaped) {
+		if (w->started)
+			kill(w->pid, SIGKILL);
+		(void)reap(w, 0);
+	}
+	free(w);
+}
