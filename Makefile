@@ -25,7 +25,7 @@ endif
 LUA_CFLAGS := $(shell $(PKG) --cflags $(LUA_PC) 2>/dev/null)
 SYS_PCS    := libelf libdw libzstd libtraceevent
 SYS_CFLAGS := $(shell $(PKG) --cflags $(SYS_PCS) 2>/dev/null)
-SYS_LIBS   := $(shell $(PKG) --libs $(SYS_PCS) 2>/dev/null) -lz
+SYS_LIBS   := $(shell $(PKG) --libs $(SYS_PCS) 2>/dev/null) -lz -lstdc++
 
 WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
         -Wpointer-arith -Wwrite-strings -Wformat=2 -Wundef -Wvla \
@@ -80,7 +80,10 @@ test:
 	$(MAKE) progs
 	sh spec/run.sh
 
-demo: all progs
+# From a fresh machine: install what is missing, build, then run the demo.
+demo:
+	sh .ci/deps.sh
+	$(MAKE) all progs
 	sh examples/demo.sh
 
 bench: all progs

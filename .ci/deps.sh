@@ -5,7 +5,9 @@ set -e
 PKGS="build-essential pkg-config lua5.4 liblua5.4-dev luajit libluajit-5.1-dev
 lua5.1 liblua5.1-0-dev lua-busted luarocks libelf-dev libdw-dev zlib1g-dev
 libzstd-dev libtraceevent-dev linux-perf binutils elfutils util-linux
-procps"
+procps
+clang libclang-rt-14-dev valgrind cppcheck clang-tidy
+chromium chromium-driver golang-go libxml2-utils python3"
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"

@@ -22,14 +22,30 @@ void ring__unmap(struct ring *r);
 
 /*
  * Calls fn once per complete record available, with the record contiguous
- * (valid only during the call); fn returns 0 to go on or non-zero to stop
- * (the records not consumed stay for the next drain).  Returns the number
- * of records consumed or -errno (a record whose size is 0 or larger than
- * the ring: the ring is corrupt).
+ * and 8-byte aligned (valid only during the call); fn returns 0 to go on,
+ * > 0 to stop after this record (it is consumed), < 0 to stop before it
+ * (it stays, with the records after it, for the next drain).  Returns the
+ * number of records consumed or -errno (-EIO: a record whose size is 0 or
+ * larger than the data the kernel published: the ring is corrupt).  Not for
+ * overwrite rings (see ring__snapshot).
  */
 int ring__drain(struct ring *r,
 		int (*fn)(void *arg, const struct perf_event_header *rec),
 		void *arg);
+
+/*
+ * Overwrite (backward) rings: pauses the kernel's output
+ * (PERF_EVENT_IOC_PAUSE_OUTPUT), walks from data_head over at most one
+ * ring's worth of whole records, calls fn on them oldest first (same
+ * contract as ring__drain, except that nothing is consumed), and resumes.
+ * Returns the number of records passed to fn or -errno.
+ */
+int ring__snapshot(struct ring *r,
+		   int (*fn)(void *arg, const struct perf_event_header *rec),
+		   void *arg);
+
+/* Bytes the kernel has published and we have not consumed yet. */
+size_t ring__pending(const struct ring *r);
 
 size_t ring__data_size(const struct ring *r);
 int ring__fd(const struct ring *r);

@@ -1,10 +1,13 @@
 /* A child forked early, blocked on a pipe, exec'd on demand (see workload.h). */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "workload.h"
@@ -16,6 +19,7 @@ struct workload {
 	int started;
 	int reaped;
 	int status;
+	struct rusage ru;
 };
 
 static int write_all(int fd, const void *buf, size_t len)
@@ -151,7 +155,7 @@ static int reap(struct workload *w, int flags)
 	if (w->reaped)
 		return 1;
 	do {
-		r = waitpid(w->pid, &st, flags);
+		r = wait4(w->pid, &st, flags, &w->ru);
 	} while (r < 0 && errno == EINTR);
 	if (r < 0)
 		return -errno;
@@ -178,6 +182,147 @@ int workload__try_wait(struct workload *w, int *status)
 
 	if (r == 1)
 		*status = w->status;
+	return r;
+}
+
+int workload__rusage(const struct workload *w, unsigned long long *user_ns,
+		     unsigned long long *sys_ns)
+{
+	if (!w->reaped)
+		return -EAGAIN;
+	*user_ns = (unsigned long long)w->ru.ru_utime.tv_sec * 1000000000ULL +
+		   (unsigned long long)w->ru.ru_utime.tv_usec * 1000ULL;
+	*sys_ns = (unsigned long long)w->ru.ru_stime.tv_sec * 1000000000ULL +
+		  (unsigned long long)w->ru.ru_stime.tv_usec * 1000ULL;
+	return 0;
+}
+
+static volatile sig_atomic_t got_sigint;
+
+static void on_sigint(int sig)
+{
+	(void)sig;
+	got_sigint = 1;
+}
+
+/*
+ * Waits for fd (-1: none) to become readable or timeout_ms; SIGINT is
+ * blocked except inside ppoll, so a ^C between the check and the wait is
+ * not lost.  Returns 1 readable, 0 timeout, -EINTR, -errno.
+ */
+static int wait_fd(int fd, int timeout_ms, int catch_sigint)
+{
+	struct sigaction sa, old_sa;
+	sigset_t block, old_mask;
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	struct timespec ts, *tsp = NULL;
+	int r, e;
+
+	if (timeout_ms >= 0) {
+		ts.tv_sec = timeout_ms / 1000;
+		ts.tv_nsec = (long)(timeout_ms % 1000) * 1000000L;
+		tsp = &ts;
+	}
+	if (catch_sigint) {
+		memset(&sa, 0, sizeof sa);
+		sa.sa_handler = on_sigint;
+		sigemptyset(&sa.sa_mask);
+		sigemptyset(&block);
+		sigaddset(&block, SIGINT);
+		sigprocmask(SIG_BLOCK, &block, &old_mask);
+		got_sigint = 0;
+		sigaction(SIGINT, &sa, &old_sa);
+	}
+	{
+		sigset_t during;
+		sigemptyset(&during);
+		if (catch_sigint) {
+			during = old_mask;
+			sigdelset(&during, SIGINT);
+		}
+		r = ppoll(&pfd, fd >= 0 ? 1 : 0, tsp, catch_sigint ? &during : NULL);
+		e = errno;
+	}
+	if (catch_sigint) {
+		sigaction(SIGINT, &old_sa, NULL);
+		sigprocmask(SIG_SETMASK, &old_mask, NULL);
+		if (got_sigint)
+			return -EINTR;
+	}
+	if (r < 0)
+		return -e;
+	return r > 0 ? 1 : 0;
+}
+
+static int pidfd_open_(pid_t pid)
+{
+#ifdef SYS_pidfd_open
+	long fd = syscall(SYS_pidfd_open, pid, 0);
+	return fd < 0 ? -errno : (int)fd;
+#else
+	(void)pid;
+	return -ENOSYS;
+#endif
+}
+
+int workload__wait_timeout(struct workload *w, int timeout_ms, int catch_sigint,
+			   int *status)
+{
+	int fd, r;
+
+	r = reap(w, WNOHANG);
+	if (r != 0) {
+		if (r == 1)
+			*status = w->status;
+		return r;
+	}
+	fd = pidfd_open_(w->pid);
+	if (fd < 0) {
+		/* Old kernels: no pidfd; poll the child every millisecond. */
+		int waited = 0;
+		while ((r = reap(w, WNOHANG)) == 0 && (timeout_ms < 0 || waited < timeout_ms)) {
+			r = wait_fd(-1, 1, catch_sigint);
+			if (r < 0)
+				return r;
+			waited++;
+		}
+	} else {
+		r = wait_fd(fd, timeout_ms, catch_sigint);
+		close(fd);
+		if (r < 0)
+			return r;
+		r = reap(w, WNOHANG);
+	}
+	if (r == 1)
+		*status = w->status;
+	return r;
+}
+
+int workload__sleep(pid_t pid, int timeout_ms, int catch_sigint)
+{
+	int fd = -1, r;
+
+	if (pid > 0) {
+		fd = pidfd_open_(pid);
+		if (fd < 0 && fd != -ENOSYS)
+			return fd;
+		if (fd == -ENOSYS) {
+			/* No pidfd: sleep and report the pid only when gone. */
+			int waited = 0;
+			while (kill(pid, 0) == 0 || errno == EPERM) {
+				if (timeout_ms >= 0 && waited >= timeout_ms)
+					return 0;
+				r = wait_fd(-1, 10, catch_sigint);
+				if (r < 0)
+					return r;
+				waited += 10;
+			}
+			return 1;
+		}
+	}
+	r = wait_fd(fd, timeout_ms, catch_sigint);
+	if (fd >= 0)
+		close(fd);
 	return r;
 }
 

@@ -40,6 +40,26 @@ int workload__wait(struct workload *w, int *status);
  * 0 while it runs, or -errno. */
 int workload__try_wait(struct workload *w, int *status);
 
+/*
+ * Waits up to timeout_ms (-1: no limit) for the child to exit: 1 (exited,
+ * *status set), 0 (timed out) or -errno.  With catch_sigint, SIGINT is
+ * caught for the duration (so ^C, which also reaches the child, does not
+ * kill the caller) and ends the wait with -EINTR.
+ */
+int workload__wait_timeout(struct workload *w, int timeout_ms, int catch_sigint,
+			   int *status);
+
+/* CPU time of the reaped child, in ns (-EAGAIN before it was reaped). */
+int workload__rusage(const struct workload *w, unsigned long long *user_ns,
+		     unsigned long long *sys_ns);
+
+/*
+ * Sleeps up to timeout_ms (-1: no limit) or until process pid (> 0, any
+ * process, not only a child) exits: 1 exited, 0 timed out, -EINTR on
+ * SIGINT with catch_sigint, -errno (-ESRCH: no such pid).
+ */
+int workload__sleep(pid_t pid, int timeout_ms, int catch_sigint);
+
 /* Frees w.  A never-started child is told to exit without exec'ing; a
  * started child not yet reaped is killed (SIGKILL); either way it is
  * reaped, so no zombie is left.  NULL is fine. */

@@ -10,5 +10,39 @@
 
 #define LUAPERF_VERSION "0.1.0"
 
+struct record;
+struct evtab;
+/*
+ * Pushes a decoded record as a table (l_record.c): the shape of DESIGN.md,
+ * the same for live sessions and perf.data files.  t names the events
+ * (rec.event) and may be NULL.
+ */
+void lperf_push_record(lua_State *L, const struct record *r, const struct evtab *t);
+void lperf_open_record(lua_State *L);   /* perf.core.decode_record (tests, tools) */
+void lperf_open_session(lua_State *L);
+void lperf_open_profile(lua_State *L);
+/* Profiles (l_profile.c): a new closed Profile userdata on the stack whose
+ * stacktab slot the caller fills (ownership passes to the userdata at once);
+ * and the stacktab of an open Profile at idx (raises otherwise). */
+struct stacktab;
+struct stacktab **lperf_newprofile(lua_State *L);
+struct stacktab *lperf_checkprofile(lua_State *L, int idx);
+/* The core session of an open perf.session at idx (raises otherwise). */
+struct session;
+struct session *lperf_checksession(lua_State *L, int idx);
+void lperf_open_counter(lua_State *L);
+void lperf_open_evspec(lua_State *L);   /* perf.parse, perf.list, perf.split (l_evspec.c) */
+void lperf_open_sys(lua_State *L);      /* perf.caps (l_sys.c) */
+struct evspec;
+/* Pushes a parsed spec as perf.parse returns it (l_evspec.c). */
+void lperf_push_evspec(lua_State *L, const struct evspec *ev);
+void lperf_open_symbolizer(lua_State *L);
+struct symbolizer *lperf_tosymbolizer(lua_State *L, int idx); /* NULL unless an open perf.symbolizer */
+
+void lperf_open_zlib(lua_State *L);
+void lperf_open_luaprofile(lua_State *L);
+
+void lperf_open_file(lua_State *L);       /* perf.open: perf.data files (l_file.c) */
+void lperf_open_unwind(lua_State *L);     /* perf.unwinder, perf.unwind_* (l_unwind.c) */
 
 #endif

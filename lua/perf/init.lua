@@ -13,6 +13,9 @@ perf.core = core
 
 -- Lua-side parts, each in its own file; each gets the module to extend.
 local parts = {
+  "report",
+  "stat",
+  "luaprofile",
 }
 for _, name in ipairs(parts) do
   require("perf." .. name)(perf)

@@ -1,0 +1,5 @@
+#!/bin/sh
+# Runs every area benchmark; each writes its own figures (see bench/*.md).
+cd "$(dirname "$0")/.."
+sh bench/symbols.sh
+sh bench/unwind.sh

@@ -1,0 +1,11 @@
+/* Demangling of C++ (Itanium ABI) and Rust symbols.  Internal. */
+#ifndef LUAPERF_DEMANGLE_H
+#define LUAPERF_DEMANGLE_H
+
+#include <stddef.h>
+
+/* Returns a malloc'ed demangled name, or NULL when name is not mangled
+ * (or does not demangle: then the caller keeps the raw name). */
+char *demangle__alloc(const char *name);
+
+#endif

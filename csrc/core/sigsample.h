@@ -1,0 +1,80 @@
+/*
+ * Signal-driven sampling of the calling thread: one perf event (the group
+ * leader, with optional counters as members) whose overflows are delivered
+ * as a real-time signal to the thread that opened it (O_ASYNC, F_SETSIG,
+ * F_SETOWN_EX with F_OWNER_TID).  Each overflow disables the event
+ * (event_limit 1); the handler re-arms it with PERF_EVENT_IOC_REFRESH, so at
+ * most one signal is in flight per event.  SIGPROF is never used (jit.p and
+ * gperftools own it): the signal is the highest real-time signal that
+ * nobody handles, taken when the first sampler starts and given back, with
+ * its previous disposition, when the last one closes.
+ *
+ * The handler is async-signal-safe: it bumps the pending count, re-arms the
+ * event and calls the owner's notify callback (which must itself be
+ * async-signal-safe).  Everything else (reading counters, draining the
+ * ring the owner maps over sigsample__fd) happens later, at a safe point
+ * chosen by the owner.
+ *
+ * Plain C, no Lua; -errno returns; all-or-nothing opens.
+ */
+#ifndef LUAPERF_SIGSAMPLE_H
+#define LUAPERF_SIGSAMPLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/perf_event.h>
+
+#define SIGSAMPLE_MAX_COUNTERS 8
+
+struct sigsample;
+
+struct sigsample_opts {
+	/* The sampling event: type, config, sample_period or (freq +
+	 * sample_freq), exclude_* bits.  read_format, disabled, watermark and
+	 * the signal plumbing are set here; sample_type is used as given
+	 * (add PERF_SAMPLE_READ to get counter values in the records). */
+	struct perf_event_attr attr;
+	/* Counters read with the leader (group members), 0..MAX_COUNTERS. */
+	struct perf_event_attr counters[SIGSAMPLE_MAX_COUNTERS];
+	unsigned nr_counters;
+	/* Called from the signal handler after each overflow. */
+	void (*notify)(void *arg);
+	void *arg;
+};
+
+/* Opens the events for the calling thread, disabled.  Returns 0 or -errno
+ * (*failed, when not NULL, gets the index of the event that failed: 0 for
+ * the leader, 1.. for the counters). */
+int sigsample__open(const struct sigsample_opts *opts, struct sigsample **out,
+		    int *failed);
+/* Stops, unregisters, closes every fd; NULL is fine.  When it was the last
+ * sampler, the signal's previous disposition is restored. */
+void sigsample__close(struct sigsample *s);
+
+/* Installs the handler (first sampler) and arms the event.  0 or -errno. */
+int sigsample__start(struct sigsample *s);
+/* Disarms the event; signals already queued are still counted. */
+int sigsample__stop(struct sigsample *s);
+
+/* Takes (and zeroes) the number of overflows signalled since the last take. */
+uint64_t sigsample__take(struct sigsample *s);
+/* Overflows signalled in total since open. */
+uint64_t sigsample__signals(const struct sigsample *s);
+
+/*
+ * Reads the group: vals[0] the leader, vals[1..nr_counters] the counters,
+ * raw counts, not scaled (enabled and running, when not NULL, get the
+ * times that tell whether multiplexing happened).  Returns 0 or -errno.
+ */
+int sigsample__read(struct sigsample *s, uint64_t *vals, size_t n,
+		    uint64_t *enabled, uint64_t *running);
+
+int sigsample__fd(const struct sigsample *s);
+/* The attr the leader was opened with (sample_type, read_format, ...). */
+const struct perf_event_attr *sigsample__attr(const struct sigsample *s);
+/* The real-time signal in use, 0 when none is installed. */
+int sigsample__signo(void);
+/* The thread the signal is delivered to. */
+int sigsample__tid(const struct sigsample *s);
+
+#endif

@@ -1,0 +1,174 @@
+/*
+ * Symbolization: addresses of a process (or the kernel) to functions, shared
+ * objects, source files and lines.
+ *
+ * A symbolizer keeps per-pid address spaces, fed from the records of a
+ * session or a perf.data file (MMAP, MMAP2, COMM, FORK, EXIT) or read from
+ * /proc/PID/maps, and a cache of ELF objects (keyed by build id, or device +
+ * inode + mtime) whose symbol tables, debug files and DWARF line tables are
+ * loaded lazily, the first time an address in them is resolved.  Kernel
+ * addresses resolve through /proc/kallsyms, JIT code through
+ * /tmp/perf-PID.map.
+ *
+ * Resolve unique addresses (after aggregation), not once per sample: a
+ * resolve is a hash lookup, two binary searches and, for lines, a cached
+ * DWARF lookup.
+ *
+ * Not thread-safe: one symbolizer per thread.  Plain C, no Lua; -errno
+ * returns.  Implemented in symbolizer.c, addrspace.c, dso.c, dwarfline.c,
+ * kallsyms.c, perfmap.c and demangle.c.
+ */
+#ifndef LUAPERF_SYMBOLIZER_H
+#define LUAPERF_SYMBOLIZER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct record;
+struct symbolizer;
+
+struct symbolizer *symbolizer__new(void);
+void symbolizer__delete(struct symbolizer *sym);
+
+/*
+ * Feeds one decoded record.  MMAP and MMAP2 (executable ones; data maps are
+ * ignored) add a mapping to rec->u.mmap.pid, COMM with
+ * PERF_RECORD_MISC_COMM_EXEC drops the maps of the old image, FORK copies
+ * the parent's maps to a new process, EXIT is noted.  Other types are
+ * ignored.  Returns 0, or -ENOMEM.
+ */
+int symbolizer__feed(struct symbolizer *sym, const struct record *rec);
+
+/*
+ * The same for callers that have the fields but no struct record (the Lua
+ * binding, tests).  path is copied.  build_id may be NULL.
+ */
+int symbolizer__add_map(struct symbolizer *sym, uint32_t pid, uint64_t start,
+			uint64_t len, uint64_t pgoff, const char *path,
+			const uint8_t *build_id, size_t build_id_size);
+int symbolizer__fork(struct symbolizer *sym, uint32_t ppid, uint32_t pid);
+/* exec: forgets pid's maps (a new image follows). */
+int symbolizer__exec(struct symbolizer *sym, uint32_t pid);
+
+/*
+ * Reads /proc/PID/maps (executable mappings) into pid's address space,
+ * replacing what was known.  Returns 0 or -errno (-ESRCH: no such process).
+ */
+int symbolizer__load_proc(struct symbolizer *sym, uint32_t pid);
+
+/* A mapping of a process, as symbolizer__find_map returns it. */
+struct sym_map {
+	uint64_t start, end;          /* [start, end) in the process */
+	uint64_t pgoff;               /* file offset of start */
+	const char *path;             /* as mapped ("/usr/lib/.../libc.so.6",
+					 "[vdso]", "//anon", ...) */
+	uint8_t build_id[20];         /* from the record, else from the file */
+	uint8_t build_id_size;        /* 0: unknown (not read yet or none) */
+};
+
+/*
+ * The mapping that holds addr in pid's address space (for unwinders and
+ * reports).  Fills *out; strings stay valid until symbolizer__delete.
+ * Returns 0, -ENOENT (no such pid or no mapping there).  The build id is
+ * read from the file (once, cached) when the records did not carry it.
+ */
+int symbolizer__find_map(struct symbolizer *sym, uint32_t pid, uint64_t addr,
+			 struct sym_map *out);
+
+/*
+ * The address in the ELF file's own virtual address space (what .eh_frame,
+ * .debug_frame, symbol tables and DWARF use) for a process address inside
+ * that mapping: file offset through the PT_LOAD headers, so PIE, shared
+ * objects and non-PIE executables all work.  *elf_path (optional) gets the
+ * file to open (NULL for [vdso], whose image the symbolizer holds) and
+ * *debug_path (optional) the separate debug file, or NULL.  Returns 0 or
+ * -ENOENT / -errno (the file cannot be read, the offset is in no segment).
+ */
+int symbolizer__elf_addr(struct symbolizer *sym, uint32_t pid, uint64_t addr,
+			 uint64_t *elf_addr, const char **elf_path,
+			 const char **debug_path);
+
+enum {
+	SYM_NAMES = 0,                /* name, offset, dso, build id */
+	SYM_LINES = 1 << 0,           /* + file:line from DWARF */
+	SYM_INLINES = 1 << 1,         /* + the inline chain (implies lines) */
+};
+
+enum sym_kind {
+	SYM_KIND_USER = 0,
+	SYM_KIND_KERNEL,
+	SYM_KIND_JIT,                 /* /tmp/perf-PID.map */
+	SYM_KIND_VDSO,
+};
+
+/* One frame of an inline chain, innermost first (as addr2line -f -i). */
+struct sym_inline {
+	const char *name;             /* demangled */
+	const char *file;             /* NULL when DWARF does not say */
+	unsigned line;
+};
+
+struct sym_result {
+	enum sym_kind kind;
+	const char *name;             /* demangled; NULL when no symbol covers
+					 addr (the dso may still be known) */
+	const char *raw_name;         /* as in the symbol table (mangled) */
+	uint64_t offset;              /* addr - symbol start */
+	uint64_t sym_start, sym_size; /* in the process's address space */
+	const char *dso;              /* path of the mapping, "[kernel.kallsyms]",
+					 "[module]", "[vdso]", "/tmp/perf-N.map" */
+	uint64_t dso_addr;            /* addr in the ELF's own address space */
+	char build_id[41];            /* lowercase hex, "" when unknown */
+	const char *file;             /* SYM_LINES: source file, or NULL */
+	unsigned line;
+	unsigned nr_inlined;          /* SYM_INLINES: frames in inlined */
+	const struct sym_inline *inlined;
+};
+
+/*
+ * Resolves addr in pid's address space (kernel addresses through kallsyms,
+ * whatever pid is).  Fills *out and returns 0 when a symbol covers addr;
+ * otherwise returns -ENOENT and *out still names the dso when one is mapped
+ * there.  Strings stay valid until symbolizer__delete; the inlined array
+ * until the next resolve call.  symbolizer__last_error says why a resolve
+ * failed ("no mapping for 0x... in pid N", "kallsyms addresses are hidden
+ * (kernel.kptr_restrict=1 ...)", "no symbol in /usr/bin/foo at 0x...").
+ */
+int symbolizer__resolve(struct symbolizer *sym, uint32_t pid, uint64_t addr,
+			unsigned flags, struct sym_result *out);
+
+/*
+ * Resolves n addresses of one pid into out[0..n-1]; errs[i] (optional) gets
+ * each return value.  Returns how many resolved.  Inline chains of the batch
+ * stay valid until the next resolve call.
+ */
+size_t symbolizer__resolve_many(struct symbolizer *sym, uint32_t pid,
+				const uint64_t *addrs, size_t n, unsigned flags,
+				struct sym_result *out, int *errs);
+
+/* Why the last resolve/load failed, "" when it did not. */
+const char *symbolizer__last_error(const struct symbolizer *sym);
+
+/*
+ * A one-time warning the caller should show the user (kptr_restrict hides
+ * kernel addresses, ...), or NULL.  Returned once, then NULL.
+ */
+const char *symbolizer__take_warning(struct symbolizer *sym);
+
+/*
+ * JIT maps: /tmp/perf-PID.map is used only when it is a regular file (not a
+ * symlink) owned by the process's user or root; it is reloaded when it
+ * grows.  The directory can be changed for tests (default "/tmp").
+ */
+void symbolizer__set_perfmap_dir(struct symbolizer *sym, const char *dir);
+
+/* Kernel symbols from another file than /proc/kallsyms (tests). */
+int symbolizer__load_kallsyms(struct symbolizer *sym, const char *path);
+
+/*
+ * Demangles a C++ (Itanium) or Rust (legacy) symbol into buf; returns buf,
+ * or name itself when it is not mangled or does not demangle.
+ */
+const char *symbolizer__demangle(const char *name, char *buf, size_t size);
+
+#endif

@@ -1,0 +1,702 @@
+/*
+ * perf.counter, perf.group and perf.workload: counting userdata over
+ * csrc/core/counter.c and workload.c.  Argument checks raise; machine
+ * failures return nil, message, errno (messages from errmsg.c).
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include "luaperf.h"
+#include "counter.h"
+#include "errmsg.h"
+#include "evspec.h"
+#include "workload.h"
+
+#define COUNTER_MT "perf.counter"
+#define GROUP_MT "perf.group"
+#define WORKLOAD_MT "perf.workload"
+/* Bounds the temporary arrays built from a Lua table of specs. */
+#define GROUP_MAX 256
+
+struct lcounter {
+	struct counter *c;           /* NULL = closed */
+	int group;
+	size_t n;
+	struct counter_value *vals;  /* n values, reused by every read */
+	char (*names)[EVSPEC_NAME_MAX];   /* canonical names (perf's spelling) */
+	char (*specs)[EVSPEC_NAME_MAX];   /* the specs as the user wrote them */
+};
+
+/* What perf.counter/perf.group opts say, checked before anything opens. */
+struct open_opts {
+	pid_t pid;
+	int cpu;
+	int disabled;
+	int enable_on_exec;
+	int inherit;
+	int pinned, exclusive; /* -1 = as the spec says (:D, :e) */
+	int excl[6]; /* user kernel hv idle host guest: -1 = as the spec says */
+};
+
+static const char *const excl_names[6] = {
+	"exclude_user", "exclude_kernel", "exclude_hv",
+	"exclude_idle", "exclude_host", "exclude_guest",
+};
+
+/* nil -> def; a boolean; anything else raises. */
+static int opt_bool(lua_State *L, int t, const char *k, int def)
+{
+	int v = def;
+
+	lua_getfield(L, t, k);
+	if (!lua_isnil(L, -1)) {
+		if (!lua_isboolean(L, -1))
+			luaL_error(L, "option '%s' must be a boolean, got %s", k,
+				   luaL_typename(L, -1));
+		v = lua_toboolean(L, -1);
+	}
+	lua_pop(L, 1);
+	return v;
+}
+
+static lua_Integer opt_integer(lua_State *L, int t, const char *k, lua_Integer def)
+{
+	lua_Integer v = def;
+
+	lua_getfield(L, t, k);
+	if (!lua_isnil(L, -1)) {
+		lua_Number n;
+		if (lua_type(L, -1) != LUA_TNUMBER)
+			luaL_error(L, "option '%s' must be an integer, got %s", k,
+				   luaL_typename(L, -1));
+		n = lua_tonumber(L, -1);
+		if (n != (lua_Number)(lua_Integer)n)
+			luaL_error(L, "option '%s' must be an integer", k);
+		v = lua_tointeger(L, -1);
+	}
+	lua_pop(L, 1);
+	return v;
+}
+
+/* Reads opts from the table at t (or defaults when t is 0). */
+static void read_opts(lua_State *L, int t, struct open_opts *o)
+{
+	size_t i;
+
+	memset(o, 0, sizeof *o);
+	o->cpu = -1;
+	o->pinned = o->exclusive = -1;
+	for (i = 0; i < 6; i++)
+		o->excl[i] = -1;
+	if (t == 0)
+		return;
+	o->pid = (pid_t)opt_integer(L, t, "pid", 0);
+	if (o->pid < -1)
+		luaL_error(L, "option 'pid' must be >= -1");
+	lua_getfield(L, t, "cpu");
+	if (lua_type(L, -1) == LUA_TSTRING) {
+		if (strcmp(lua_tostring(L, -1), "all") != 0)
+			luaL_error(L, "option 'cpu' must be a number or \"all\"");
+		o->cpu = COUNTER_CPU_ALL;
+	} else if (!lua_isnil(L, -1)) {
+		o->cpu = (int)opt_integer(L, t, "cpu", -1);
+		if (o->cpu < -1)
+			luaL_error(L, "option 'cpu' must be -1, a CPU number or \"all\"");
+	}
+	lua_pop(L, 1);
+	/* System-wide on every CPU unless a pid was given, as perf stat -a. */
+	if (o->cpu == COUNTER_CPU_ALL) {
+		lua_getfield(L, t, "pid");
+		if (lua_isnil(L, -1))
+			o->pid = -1;
+		lua_pop(L, 1);
+	}
+	o->enable_on_exec = opt_bool(L, t, "enable_on_exec", 0);
+	o->disabled = opt_bool(L, t, "disabled", o->enable_on_exec);
+	o->inherit = opt_bool(L, t, "inherit", 0);
+	o->pinned = opt_bool(L, t, "pinned", -1);
+	o->exclusive = opt_bool(L, t, "exclusive", -1);
+	for (i = 0; i < 6; i++)
+		o->excl[i] = opt_bool(L, t, excl_names[i], -1);
+}
+
+static void apply_opts(struct perf_event_attr *a, const struct open_opts *o, int leader)
+{
+	/* Members follow their leader's enable state. */
+	a->disabled = leader ? (unsigned)o->disabled : 0;
+	a->enable_on_exec = leader ? (unsigned)o->enable_on_exec : 0;
+	a->inherit = (unsigned)o->inherit;
+	if (o->pinned >= 0)
+		a->pinned = (unsigned)o->pinned;
+	if (o->exclusive >= 0)
+		a->exclusive = (unsigned)o->exclusive;
+	/* Only a group leader may be pinned or exclusive. */
+	if (!leader)
+		a->pinned = a->exclusive = 0;
+	if (o->excl[0] >= 0) a->exclude_user = (unsigned)o->excl[0];
+	if (o->excl[1] >= 0) a->exclude_kernel = (unsigned)o->excl[1];
+	if (o->excl[2] >= 0) a->exclude_hv = (unsigned)o->excl[2];
+	if (o->excl[3] >= 0) a->exclude_idle = (unsigned)o->excl[3];
+	if (o->excl[4] >= 0) a->exclude_host = (unsigned)o->excl[4];
+	if (o->excl[5] >= 0) a->exclude_guest = (unsigned)o->excl[5];
+}
+
+static struct lcounter *check_counter(lua_State *L, int i, const char *mt, const char *what)
+{
+	struct lcounter *lc = luaL_checkudata(L, i, mt);
+	if (lc->c == NULL)
+		luaL_error(L, "attempt to use a closed %s", what);
+	return lc;
+}
+
+static struct lcounter *to_any(lua_State *L, int i)
+{
+	struct lcounter *lc = luaL_testudata(L, i, COUNTER_MT);
+	if (lc == NULL)
+		lc = luaL_testudata(L, i, GROUP_MT);
+	if (lc == NULL)
+		luaL_argerror(L, i, "expected a perf.counter or perf.group");
+	if (lc->c == NULL)
+		luaL_error(L, "attempt to use a closed %s", lc->group ? "group" : "counter");
+	return lc;
+}
+
+static int lcounter_close(lua_State *L)
+{
+	struct lcounter *lc = lua_touserdata(L, 1);
+	if (lc != NULL && lc->c != NULL) {
+		counter__close(lc->c);
+		lc->c = NULL;
+	}
+	return 0;
+}
+
+/*
+ * Parses specs (strings on the stack at first..first+n-1) and opens them.
+ * The userdata at ud owns every buffer (lua-allocated), so raising here
+ * leaks nothing; the core's fds exist only once counter__open succeeded.
+ */
+static int open_counter(lua_State *L, int ud, int first, size_t n, int group,
+			const struct open_opts *o)
+{
+	struct lcounter *lc = lua_touserdata(L, ud);
+	struct perf_event_attr *attrs;
+	struct counter_failure fail;
+	char err[1024];
+	size_t i;
+	int r;
+
+	attrs = lua_newuserdatauv(L, n * sizeof *attrs, 0);
+	memset(attrs, 0, n * sizeof *attrs);
+	for (i = 0; i < n; i++) {
+		const char *spec = lua_tostring(L, first + (int)i);
+		struct evspec ev;
+
+		memset(&ev, 0, sizeof ev);
+		r = evspec__parse(spec, &ev, err, sizeof err);
+		if (r < 0) {
+			lua_pop(L, 1);
+			return lperf_fail(L, err, -r);
+		}
+		attrs[i] = ev.attr;
+		/* :P asks for the best precision that opens; counting has no
+		 * skid to reduce, so the lowest level (0) always qualifies. */
+		if (ev.precise_max)
+			attrs[i].precise_ip = 0;
+		apply_opts(&attrs[i], o, i == 0);
+		snprintf(lc->names[i], EVSPEC_NAME_MAX, "%s", ev.name[0] ? ev.name : spec);
+		snprintf(lc->specs[i], EVSPEC_NAME_MAX, "%s", spec);
+	}
+	r = counter__open(attrs, n, group, o->pid, o->cpu, &lc->c, &fail);
+	/* As perf does: a PMU that cannot tell guest from host (msr, uncore)
+	 * refuses the exclude_guest the parser sets by default; drop it. */
+	if (r == -EINVAL && o->excl[5] < 0) {
+		int retry = 0;
+		for (i = 0; i < n; i++) {
+			retry |= attrs[i].exclude_guest;
+			attrs[i].exclude_guest = 0;
+		}
+		if (retry)
+			r = counter__open(attrs, n, group, o->pid, o->cpu, &lc->c, &fail);
+	}
+	if (r < 0) {
+		errmsg__open(err, sizeof err, -r, lc->specs[fail.index], &attrs[fail.index],
+			     o->pid, fail.cpu);
+		lua_pop(L, 1);
+		return lperf_fail(L, err, -r);
+	}
+	lua_pop(L, 1);
+	lua_pushvalue(L, ud);
+	return 1;
+}
+
+/* A closed userdata with room for n events; buffers live inside it. */
+static struct lcounter *new_lcounter(lua_State *L, size_t n, int group)
+{
+	size_t head = (sizeof(struct lcounter) + 15) & ~(size_t)15;
+	size_t sz = head + n * (sizeof(struct counter_value) + 2 * EVSPEC_NAME_MAX);
+	struct lcounter *lc = lua_newuserdatauv(L, sz, 0);
+	char *p = (char *)lc + head;
+
+	memset(lc, 0, sz);
+	lc->group = group;
+	lc->n = n;
+	lc->vals = (struct counter_value *)(void *)p;
+	p += n * sizeof(struct counter_value);
+	lc->names = (char (*)[EVSPEC_NAME_MAX])(void *)p;
+	p += n * EVSPEC_NAME_MAX;
+	lc->specs = (char (*)[EVSPEC_NAME_MAX])(void *)p;
+	luaL_setmetatable(L, group ? GROUP_MT : COUNTER_MT);
+	return lc;
+}
+
+/* perf.counter(spec [, opts]) */
+static int l_counter(lua_State *L)
+{
+	struct open_opts o;
+	int ud;
+
+	if (lua_type(L, 1) != LUA_TSTRING)
+		return luaL_argerror(L, 1, "expected an event spec string");
+	if (!lua_isnoneornil(L, 2))
+		luaL_checktype(L, 2, LUA_TTABLE);
+	read_opts(L, lua_istable(L, 2) ? 2 : 0, &o);
+	new_lcounter(L, 1, 0);
+	ud = lua_gettop(L);
+	return open_counter(L, ud, 1, 1, 0, &o);
+}
+
+/* perf.group{spec1, spec2, ... [, pid=, cpu=, ...]} or perf.group(specs, opts) */
+static int l_group(lua_State *L)
+{
+	struct open_opts o;
+	size_t n, i;
+	int ud, first;
+
+	luaL_checktype(L, 1, LUA_TTABLE);
+	if (!lua_isnoneornil(L, 2))
+		luaL_checktype(L, 2, LUA_TTABLE);
+	n = (size_t)lua_rawlen(L, 1);
+	if (n == 0)
+		return luaL_argerror(L, 1, "a group needs at least one event spec");
+	if (n > GROUP_MAX)
+		return luaL_argerror(L, 1, "too many events in one group");
+	read_opts(L, lua_istable(L, 2) ? 2 : 1, &o);
+	lua_settop(L, 2);
+	luaL_checkstack(L, (int)n + 8, "too many events");
+	first = lua_gettop(L) + 1;
+	for (i = 1; i <= n; i++) {
+		lua_rawgeti(L, 1, (lua_Integer)i);
+		if (lua_type(L, -1) != LUA_TSTRING)
+			return luaL_error(L, "group event %d must be a spec string, got %s",
+					  (int)i, luaL_typename(L, -1));
+	}
+	new_lcounter(L, n, 1);
+	ud = lua_gettop(L);
+	return open_counter(L, ud, first, n, 1, &o);
+}
+
+static int result_ok(lua_State *L, int r)
+{
+	if (r < 0)
+		return lperf_fail(L, NULL, -r);
+	lua_pushboolean(L, 1);
+	return 1;
+}
+
+static int m_enable(lua_State *L)
+{
+	return result_ok(L, counter__enable(to_any(L, 1)->c));
+}
+
+static int m_disable(lua_State *L)
+{
+	return result_ok(L, counter__disable(to_any(L, 1)->c));
+}
+
+static int m_reset(lua_State *L)
+{
+	return result_ok(L, counter__reset(to_any(L, 1)->c));
+}
+
+/* Sets the fields of the table on top; reusing a table allocates nothing. */
+static void fill_value(lua_State *L, const struct counter_value *v)
+{
+	int counted = v->running != 0;
+
+	if (counted) {
+		lperf_pushu64(L, v->value);
+		lua_setfield(L, -2, "value");
+		lperf_pushu64(L, v->raw);
+	} else {
+		lua_pushnil(L);
+		lua_setfield(L, -2, "value");
+		lua_pushnil(L);
+	}
+	lua_setfield(L, -2, "raw");
+	lperf_pushu64(L, v->enabled);
+	lua_setfield(L, -2, "enabled");
+	lperf_pushu64(L, v->running);
+	lua_setfield(L, -2, "running");
+	lua_pushboolean(L, counted);
+	lua_setfield(L, -2, "counted");
+}
+
+/* c:read([t]) -> t | nil, msg, errno */
+static int m_read(lua_State *L)
+{
+	struct lcounter *lc = check_counter(L, 1, COUNTER_MT, "counter");
+	int r;
+
+	if (!lua_isnoneornil(L, 2))
+		luaL_checktype(L, 2, LUA_TTABLE);
+	r = counter__read(lc->c, lc->vals);
+	if (r < 0)
+		return lperf_fail(L, NULL, -r);
+	if (lua_istable(L, 2))
+		lua_settop(L, 2);
+	else
+		lua_createtable(L, 0, 5);
+	fill_value(L, &lc->vals[0]);
+	return 1;
+}
+
+/* g:read([t]) -> { [spec] = r, [name] = r, r1, r2, ... } | nil, msg, errno */
+static int g_read(lua_State *L)
+{
+	struct lcounter *lc = check_counter(L, 1, GROUP_MT, "group");
+	size_t i;
+	int r;
+
+	if (!lua_isnoneornil(L, 2))
+		luaL_checktype(L, 2, LUA_TTABLE);
+	r = counter__read(lc->c, lc->vals);
+	if (r < 0)
+		return lperf_fail(L, NULL, -r);
+	if (lua_istable(L, 2))
+		lua_settop(L, 2);
+	else
+		lua_createtable(L, (int)lc->n, (int)lc->n);
+	for (i = 0; i < lc->n; i++) {
+		lua_rawgeti(L, -1, (lua_Integer)i + 1);
+		if (!lua_istable(L, -1)) {
+			lua_pop(L, 1);
+			lua_createtable(L, 0, 7);
+			lua_pushstring(L, lc->names[i]);
+			lua_setfield(L, -2, "name");
+			lua_pushvalue(L, -1);
+			lua_rawseti(L, -3, (lua_Integer)i + 1);
+			lua_pushvalue(L, -1);
+			lua_setfield(L, -3, lc->specs[i]);
+			if (strcmp(lc->specs[i], lc->names[i]) != 0) {
+				lua_pushvalue(L, -1);
+				lua_setfield(L, -3, lc->names[i]);
+			}
+		}
+		fill_value(L, &lc->vals[i]);
+		lua_pop(L, 1);
+	}
+	return 1;
+}
+
+/* c:fd([cpu_index [, event_index]]) -> fd (1-based indexes) */
+static int m_fd(lua_State *L)
+{
+	struct lcounter *lc = to_any(L, 1);
+	lua_Integer cpu = luaL_optinteger(L, 2, 1), ev = luaL_optinteger(L, 3, 1);
+	int fd;
+
+	if (cpu < 1 || (size_t)cpu > counter__nr_cpus(lc->c))
+		return luaL_argerror(L, 2, "no such CPU index");
+	if (ev < 1 || (size_t)ev > lc->n)
+		return luaL_argerror(L, 3, "no such event index");
+	fd = counter__fd(lc->c, (size_t)ev - 1, (size_t)cpu - 1);
+	lua_pushinteger(L, fd);
+	return 1;
+}
+
+/* c:id([event_index]) -> the kernel's event id */
+static int m_id(lua_State *L)
+{
+	struct lcounter *lc = to_any(L, 1);
+	lua_Integer ev = luaL_optinteger(L, 2, 1);
+
+	if (ev < 1 || (size_t)ev > lc->n)
+		return luaL_argerror(L, 2, "no such event index");
+	lperf_pushu64(L, counter__id(lc->c, (size_t)ev - 1));
+	return 1;
+}
+
+/* c:name([event_index]) -> perf's name for the event */
+static int m_name(lua_State *L)
+{
+	struct lcounter *lc = to_any(L, 1);
+	lua_Integer ev = luaL_optinteger(L, 2, 1);
+
+	if (ev < 1 || (size_t)ev > lc->n)
+		return luaL_argerror(L, 2, "no such event index");
+	lua_pushstring(L, lc->names[ev - 1]);
+	return 1;
+}
+
+/* c:cpus() -> { cpu numbers the fds are on } (-1 = any CPU) */
+static int m_cpus(lua_State *L)
+{
+	struct lcounter *lc = to_any(L, 1);
+	size_t i, n = counter__nr_cpus(lc->c);
+
+	lua_createtable(L, (int)n, 0);
+	for (i = 0; i < n; i++) {
+		lua_pushinteger(L, counter__cpu(lc->c, i));
+		lua_rawseti(L, -2, (lua_Integer)i + 1);
+	}
+	return 1;
+}
+
+/* g:names() -> { spec1, spec2, ... } as perf names them */
+static int g_names(lua_State *L)
+{
+	struct lcounter *lc = to_any(L, 1);
+	size_t i;
+
+	lua_createtable(L, (int)lc->n, 0);
+	for (i = 0; i < lc->n; i++) {
+		lua_pushstring(L, lc->names[i]);
+		lua_rawseti(L, -2, (lua_Integer)i + 1);
+	}
+	return 1;
+}
+
+static int m_tostring(lua_State *L)
+{
+	struct lcounter *lc = lua_touserdata(L, 1);
+
+	if (lc->c == NULL)
+		lua_pushfstring(L, "perf.%s (closed)", lc->group ? "group" : "counter");
+	else
+		lua_pushfstring(L, "perf.%s (%s%s)", lc->group ? "group" : "counter",
+				lc->names[0], lc->n > 1 ? ", ..." : "");
+	return 1;
+}
+
+/* ---- workloads ---- */
+
+struct lworkload {
+	struct workload *w;  /* NULL = closed */
+	char cmd[128];       /* argv[0], for messages */
+};
+
+static struct lworkload *check_workload(lua_State *L)
+{
+	struct lworkload *lw = luaL_checkudata(L, 1, WORKLOAD_MT);
+	if (lw->w == NULL)
+		luaL_error(L, "attempt to use a closed workload");
+	return lw;
+}
+
+static int lworkload_close(lua_State *L)
+{
+	struct lworkload *lw = lua_touserdata(L, 1);
+	if (lw != NULL && lw->w != NULL) {
+		workload__delete(lw->w);
+		lw->w = NULL;
+	}
+	return 0;
+}
+
+/* perf.workload{argv...} -> a forked child blocked before execvp */
+static int l_workload(lua_State *L)
+{
+	struct lworkload *lw;
+	const char **argv;
+	size_t n, i;
+	char err[512];
+	int r;
+
+	luaL_checktype(L, 1, LUA_TTABLE);
+	n = (size_t)lua_rawlen(L, 1);
+	if (n == 0)
+		return luaL_argerror(L, 1, "empty command");
+	if (n > 65536)
+		return luaL_argerror(L, 1, "too many arguments");
+	argv = lua_newuserdatauv(L, (n + 1) * sizeof *argv, 0);
+	/* A table of the arguments as strings keeps them alive until the fork. */
+	lua_createtable(L, (int)n, 0);
+	for (i = 0; i < n; i++) {
+		lua_rawgeti(L, 1, (lua_Integer)i + 1);
+		if (lua_type(L, -1) != LUA_TSTRING && lua_type(L, -1) != LUA_TNUMBER)
+			return luaL_error(L, "command argument %d must be a string", (int)i + 1);
+		argv[i] = lua_tostring(L, -1); /* converts a number in place */
+		lua_rawseti(L, -2, (lua_Integer)i + 1);
+	}
+	argv[n] = NULL;
+	lw = lua_newuserdatauv(L, sizeof *lw, 0);
+	lw->w = NULL;
+	snprintf(lw->cmd, sizeof lw->cmd, "%s", argv[0]);
+	luaL_setmetatable(L, WORKLOAD_MT);
+	r = workload__prepare((char *const *)argv, &lw->w);
+	if (r < 0) {
+		snprintf(err, sizeof err, "cannot start '%s': %s", argv[0], strerror(-r));
+		return lperf_fail(L, err, -r);
+	}
+	return 1;
+}
+
+static int w_pid(lua_State *L)
+{
+	lua_pushinteger(L, workload__pid(check_workload(L)->w));
+	return 1;
+}
+
+/* w:start() -> true | nil, msg, errno (e.g. no such command) */
+static int w_start(lua_State *L)
+{
+	struct lworkload *lw = check_workload(L);
+	int r = workload__start(lw->w);
+	char err[512];
+
+	if (r < 0) {
+		snprintf(err, sizeof err, "cannot exec '%s': %s", lw->cmd, strerror(-r));
+		return lperf_fail(L, err, -r);
+	}
+	lua_pushboolean(L, 1);
+	return 1;
+}
+
+/* Shell-style status (code, or 128+signal), then "exited"/"signaled" and n. */
+static int push_status(lua_State *L, int st)
+{
+	if (WIFSIGNALED(st)) {
+		lua_pushinteger(L, 128 + WTERMSIG(st));
+		lua_pushliteral(L, "signaled");
+		lua_pushinteger(L, WTERMSIG(st));
+	} else {
+		lua_pushinteger(L, WEXITSTATUS(st));
+		lua_pushliteral(L, "exited");
+		lua_pushinteger(L, WEXITSTATUS(st));
+	}
+	return 3;
+}
+
+/*
+ * w:wait([timeout_ms [, catch_sigint]]) -> status, "exited"|"signaled", n
+ *   | false (still running at the timeout) | nil, msg, errno (EINTR: ^C)
+ */
+static int w_wait(lua_State *L)
+{
+	struct lworkload *lw = check_workload(L);
+	int st = 0, r;
+
+	if (lua_isnoneornil(L, 2) && !lua_toboolean(L, 3)) {
+		r = workload__wait(lw->w, &st);
+	} else {
+		lua_Integer ms = luaL_optinteger(L, 2, -1);
+		if (ms < -1 || ms > 0x7fffffff)
+			return luaL_argerror(L, 2, "timeout out of range");
+		r = workload__wait_timeout(lw->w, (int)ms, lua_toboolean(L, 3), &st);
+		if (r == 0) {
+			lua_pushboolean(L, 0);
+			return 1;
+		}
+	}
+	if (r == -EINTR)
+		return lperf_fail(L, "interrupted", EINTR);
+	if (r < 0)
+		return lperf_fail(L, NULL, -r);
+	return push_status(L, st);
+}
+
+/* w:rusage() -> user_seconds, sys_seconds of the reaped child */
+static int w_rusage(lua_State *L)
+{
+	struct lworkload *lw = check_workload(L);
+	unsigned long long u, s;
+	int r = workload__rusage(lw->w, &u, &s);
+
+	if (r < 0)
+		return lperf_fail(L, "the command has not been waited for", -r);
+	lua_pushnumber(L, (lua_Number)u / 1e9);
+	lua_pushnumber(L, (lua_Number)s / 1e9);
+	return 2;
+}
+
+/*
+ * perf.core.sleep(ms [, pid [, catch_sigint]]) -> "timeout" | "exited"
+ *   | "interrupted" | nil, msg, errno.  ms -1 waits without limit.
+ */
+static int l_sleep(lua_State *L)
+{
+	lua_Integer ms = luaL_checkinteger(L, 1);
+	lua_Integer pid = luaL_optinteger(L, 2, 0);
+	int r;
+
+	if (ms < -1 || ms > 0x7fffffff)
+		return luaL_argerror(L, 1, "timeout out of range");
+	if (pid < 0 || pid > 0x7fffffff)
+		return luaL_argerror(L, 2, "bad pid");
+	r = workload__sleep((pid_t)pid, (int)ms, lua_toboolean(L, 3));
+	if (r == -EINTR) {
+		lua_pushliteral(L, "interrupted");
+		return 1;
+	}
+	if (r < 0)
+		return lperf_fail(L, NULL, -r);
+	if (r == 1)
+		lua_pushliteral(L, "exited");
+	else
+		lua_pushliteral(L, "timeout");
+	return 1;
+}
+
+/* perf.core.clock() -> CLOCK_MONOTONIC in seconds (for elapsed times) */
+static int l_clock(lua_State *L)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	lua_pushnumber(L, (lua_Number)ts.tv_sec + (lua_Number)ts.tv_nsec / 1e9);
+	return 1;
+}
+
+static const luaL_Reg counter_methods[] = {
+	{ "enable", m_enable }, { "disable", m_disable }, { "reset", m_reset },
+	{ "read", m_read }, { "close", lcounter_close }, { "fd", m_fd },
+	{ "id", m_id }, { "name", m_name }, { "cpus", m_cpus },
+	{ NULL, NULL },
+};
+
+static const luaL_Reg group_methods[] = {
+	{ "enable", m_enable }, { "disable", m_disable }, { "reset", m_reset },
+	{ "read", g_read }, { "close", lcounter_close }, { "fd", m_fd },
+	{ "id", m_id }, { "name", m_name }, { "names", g_names }, { "cpus", m_cpus },
+	{ NULL, NULL },
+};
+
+static const luaL_Reg workload_methods[] = {
+	{ "pid", w_pid }, { "start", w_start }, { "wait", w_wait }, { "rusage", w_rusage },
+	{ "close", lworkload_close },
+	{ NULL, NULL },
+};
+
+static const luaL_Reg functions[] = {
+	{ "counter", l_counter }, { "group", l_group }, { "workload", l_workload },
+	{ "sleep", l_sleep }, { "clock", l_clock },
+	{ NULL, NULL },
+};
+
+void lperf_open_counter(lua_State *L)
+{
+	lperf_newclass(L, COUNTER_MT, counter_methods, lcounter_close);
+	lperf_newclass(L, GROUP_MT, group_methods, lcounter_close);
+	lperf_newclass(L, WORKLOAD_MT, workload_methods, lworkload_close);
+	luaL_getmetatable(L, COUNTER_MT);
+	lua_pushcfunction(L, m_tostring);
+	lua_setfield(L, -2, "__tostring");
+	lua_pop(L, 1);
+	luaL_getmetatable(L, GROUP_MT);
+	lua_pushcfunction(L, m_tostring);
+	lua_setfield(L, -2, "__tostring");
+	lua_pop(L, 1);
+	luaL_setfuncs(L, functions, 0);
+}

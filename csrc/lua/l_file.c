@@ -1,0 +1,921 @@
+/*
+ * perf.open(path[, opts]) -> a perf.data file (perf.File):
+ *
+ *   f:header()            what the file header says, and the events
+ *   f:features()          the decoded feature sections (+ the skipped ones)
+ *   f:records{filter}     iterator over the records, time-ordered, each the
+ *                         same table a live session yields (l_record.c);
+ *                         filter: type = "SAMPLE" | {"SAMPLE", "COMM", ...},
+ *                         event=, pid=, tid=, cpu=, user = false (drop perf's
+ *                         user-space records); applied in C
+ *   f:scan()              decodes every record in C: counts per type and
+ *                         per event, lost totals (no Lua per record)
+ *   f:profile()           a profile (stack table) aggregated in C
+ *   f:trace_text(raw)     a tracepoint payload printed by its format
+ *   f:close()
+ *
+ * opts: unordered = true (file order), max_queue = bytes for time ordering.
+ *
+ * perf.writer(path) -> a perf.data being written (perf.Writer), fed from a
+ * session in C (no Lua per record):
+ *
+ *   w:add_session(s)      the session's events and their sample ids
+ *   w:cmdline{...}        the cmdline feature
+ *   w:synthesize([pid])   kernel map, then COMM/MMAP2 of pid's threads
+ *                         (-1: every process) that exist already
+ *   w:drain(s)            one pass over the rings (+ FINISHED_ROUND)
+ *   w:record(s, {duration_ms=})  drains until the target is gone, SIGINT
+ *                         or the duration; returns the stats
+ *   w:stats()             records, bytes, samples, lost, lost_samples, throttled
+ *   w:close()             features + header: true | nil, msg, errno
+ * A new f:records() or f:scan() starts again from the first record.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "luaperf.h"
+#include "perfdata.h"
+#include "record.h"
+#include "stacktab.h"
+#include "tracefmt.h"
+#include "session.h"
+#include <signal.h>
+#include <time.h>
+
+#define FILE_T "perf.File"
+#define NTYPES 128
+
+struct lfile {
+	struct perfdata *pd;
+	struct tracefmt *tf;        /* tracepoint formats, loaded on first use */
+	int tf_tried;
+	unsigned gen;               /* bumped by each new iteration */
+};
+
+struct filter {
+	unsigned gen;
+	int any_type;
+	uint8_t types[NTYPES];
+	int no_user;
+	int evidx;                  /* -1: any */
+	const char *event;          /* resolved to evidx lazily (evtab may grow) */
+	int64_t pid, tid, cpu;      /* -1: any */
+	int fields;                 /* decode tracepoint fields */
+};
+
+static struct lfile *checkfile(lua_State *L, int i)
+{
+	struct lfile *f = luaL_checkudata(L, i, FILE_T);
+	if (!f->pd)
+		luaL_error(L, "attempt to use a closed perf.File");
+	return f;
+}
+
+static int file_close(lua_State *L)
+{
+	struct lfile *f = luaL_checkudata(L, 1, FILE_T);
+	if (f->tf) {
+		tracefmt__delete(f->tf);
+		f->tf = NULL;
+	}
+	if (f->pd) {
+		perfdata__close(f->pd);
+		f->pd = NULL;
+	}
+	return 0;
+}
+
+static int l_open(lua_State *L)
+{
+	const char *path = luaL_checkstring(L, 1);
+	struct perfdata_opts o;
+	struct lfile *f;
+	char err[512];
+	int e;
+
+	memset(&o, 0, sizeof o);
+	if (!lua_isnoneornil(L, 2)) {
+		luaL_checktype(L, 2, LUA_TTABLE);
+		o.unordered = lperf_optfield_bool(L, 2, "unordered", 0);
+		lua_getfield(L, 2, "max_queue");
+		if (!lua_isnil(L, -1))
+			o.max_queue = (size_t)lperf_checku64(L, -1);
+		lua_pop(L, 1);
+	}
+	f = lua_newuserdatauv(L, sizeof *f, 0);
+	memset(f, 0, sizeof *f);
+	luaL_setmetatable(L, FILE_T);
+	e = perfdata__open(path, &o, &f->pd, err, sizeof err);
+	if (e < 0)
+		return lperf_fail(L, err, -e);
+	return 1;
+}
+
+/* ------------------------------------------------------------ header */
+
+static void push_attr_fields(lua_State *L, const struct perf_event_attr *a)
+{
+	lperf_setint(L, "type", a->type);
+	lperf_setu64(L, "config", a->config);
+	if (a->freq)
+		lperf_setu64(L, "sample_freq", a->sample_freq);
+	else
+		lperf_setu64(L, "sample_period", a->sample_period);
+	lperf_setbool(L, "freq", a->freq);
+	lperf_setu64(L, "sample_type", a->sample_type);
+	lperf_setu64(L, "read_format", a->read_format);
+	lperf_setbool(L, "sample_id_all", a->sample_id_all);
+	lperf_setbool(L, "exclude_kernel", a->exclude_kernel);
+	lperf_setbool(L, "exclude_user", a->exclude_user);
+	lperf_setbool(L, "inherit", a->inherit);
+	lperf_setbool(L, "context_switch", a->context_switch);
+	lperf_setint(L, "sample_max_stack", a->sample_max_stack);
+	lperf_setu64(L, "sample_regs_user", a->sample_regs_user);
+	lperf_setint(L, "sample_stack_user", a->sample_stack_user);
+}
+
+static int file_header(lua_State *L)
+{
+	struct lfile *f = checkfile(L, 1);
+	const struct perfdata_info *in = perfdata__info(f->pd);
+	const struct evtab *t = perfdata__evtab(f->pd);
+	int i, n = 1;
+
+	lua_createtable(L, 0, 12);
+	lperf_setstr(L, "mode", in->pipe ? "pipe" : "file");
+	lperf_setu64(L, "file_size", in->file_size);
+	lperf_setu64(L, "data_offset", in->data_offset);
+	lperf_setu64(L, "data_size", in->data_size);
+	if (!in->pipe)
+		lperf_setu64(L, "attr_size", in->attr_size);
+	lua_newtable(L);
+	for (i = 0; i < evtab__count(t); i++) {
+		lua_createtable(L, 0, 16);
+		lperf_setstr(L, "name", evtab__name(t, i));
+		push_attr_fields(L, evtab__attr(t, i));
+		lua_rawseti(L, -2, i + 1);
+	}
+	lua_setfield(L, -2, "events");
+	lua_newtable(L);
+	for (i = 1; i < PERFDATA_FEAT_BITS; i++) {
+		if (!(in->features[i / 64] & (1ULL << (i % 64))))
+			continue;
+		if (perfdata__feature_name(i))
+			lua_pushstring(L, perfdata__feature_name(i));
+		else
+			lua_pushfstring(L, "feature_%d", i);
+		lua_rawseti(L, -2, n++);
+	}
+	lua_setfield(L, -2, "features");
+	return 1;
+}
+
+static void push_strlist(lua_State *L, const char *k, const char **v, unsigned n)
+{
+	unsigned i;
+	lua_createtable(L, (int)n, 0);
+	for (i = 0; i < n; i++) {
+		lua_pushstring(L, v[i] ? v[i] : "");
+		lua_rawseti(L, -2, (int)i + 1);
+	}
+	lua_setfield(L, -2, k);
+}
+
+static int has(const struct perfdata_info *in, int feat)
+{
+	return (in->features[feat / 64] >> (feat % 64)) & 1;
+}
+
+static void push_hex(lua_State *L, const uint8_t *p, size_t n)
+{
+	static const char hx[] = "0123456789abcdef";
+	char buf[64];
+	size_t i;
+	for (i = 0; i < n && i < 32; i++) {
+		buf[2 * i] = hx[p[i] >> 4];
+		buf[2 * i + 1] = hx[p[i] & 15];
+	}
+	lua_pushlstring(L, buf, 2 * i);
+}
+
+static void push_topology(lua_State *L, const struct perfdata_info *in)
+{
+	unsigned i;
+	lua_newtable(L);
+	push_strlist(L, "core_siblings", in->core_siblings, in->nr_core_siblings);
+	push_strlist(L, "thread_siblings", in->thread_siblings, in->nr_thread_siblings);
+	if (in->die_siblings)
+		push_strlist(L, "die_siblings", in->die_siblings, in->nr_die_siblings);
+	lua_createtable(L, (int)in->nr_cpu_topo, 0);
+	for (i = 0; i < in->nr_cpu_topo; i++) {
+		lua_createtable(L, 0, 3);
+		lperf_setint(L, "core_id", in->core_id[i]);
+		lperf_setint(L, "socket_id", in->socket_id[i]);
+		if (in->die_id)
+			lperf_setint(L, "die_id", in->die_id[i]);
+		lua_rawseti(L, -2, (int)i + 1);
+	}
+	lua_setfield(L, -2, "cpus");
+	lua_setfield(L, -2, "cpu_topology");
+}
+
+static int file_features(lua_State *L)
+{
+	struct lfile *f = checkfile(L, 1);
+	const struct perfdata_info *in = perfdata__info(f->pd);
+	const struct evtab *t = perfdata__evtab(f->pd);
+	unsigned i;
+
+	lua_newtable(L);
+	if (in->hostname) lperf_setstr(L, "hostname", in->hostname);
+	if (in->osrelease) lperf_setstr(L, "osrelease", in->osrelease);
+	if (in->version) lperf_setstr(L, "version", in->version);
+	if (in->arch) lperf_setstr(L, "arch", in->arch);
+	if (in->cpudesc) lperf_setstr(L, "cpudesc", in->cpudesc);
+	if (in->cpuid) lperf_setstr(L, "cpuid", in->cpuid);
+	if (has(in, PERFDATA_FEAT_NRCPUS)) {
+		lua_createtable(L, 0, 2);
+		lperf_setint(L, "available", in->nr_cpus_avail);
+		lperf_setint(L, "online", in->nr_cpus_online);
+		lua_setfield(L, -2, "nrcpus");
+	}
+	if (has(in, PERFDATA_FEAT_TOTAL_MEM))
+		lperf_setu64(L, "total_mem", in->total_mem);
+	if (has(in, PERFDATA_FEAT_CMDLINE))
+		push_strlist(L, "cmdline", in->cmdline, in->nr_cmdline);
+	if (has(in, PERFDATA_FEAT_BUILD_ID) || in->nr_build_ids) {
+		lua_createtable(L, (int)in->nr_build_ids, 0);
+		for (i = 0; i < in->nr_build_ids; i++) {
+			const struct perfdata_build_id *b = &in->build_ids[i];
+			lua_createtable(L, 0, 4);
+			lperf_setint(L, "pid", b->pid);
+			lperf_setstr(L, "filename", b->filename);
+			lperf_setstr(L, "cpumode", b->cpumode == PERF_RECORD_MISC_KERNEL ? "kernel" :
+				     b->cpumode == PERF_RECORD_MISC_USER ? "user" : "other");
+			push_hex(L, b->id, b->size);
+			lua_setfield(L, -2, "build_id");
+			lua_rawseti(L, -2, (int)i + 1);
+		}
+		lua_setfield(L, -2, "build_ids");
+	}
+	if (has(in, PERFDATA_FEAT_EVENT_DESC)) {
+		int k;
+		lua_newtable(L);
+		for (k = 0; k < evtab__count(t); k++) {
+			lua_createtable(L, 0, 16);
+			lperf_setstr(L, "name", evtab__name(t, k));
+			push_attr_fields(L, evtab__attr(t, k));
+			lua_rawseti(L, -2, k + 1);
+		}
+		lua_setfield(L, -2, "event_desc");
+	}
+	if (has(in, PERFDATA_FEAT_CPU_TOPOLOGY))
+		push_topology(L, in);
+	if (has(in, PERFDATA_FEAT_NUMA_TOPOLOGY)) {
+		lua_createtable(L, (int)in->nr_numa_nodes, 0);
+		for (i = 0; i < in->nr_numa_nodes; i++) {
+			lua_createtable(L, 0, 4);
+			lperf_setint(L, "node", in->numa_nodes[i].node);
+			lperf_setu64(L, "mem_total", in->numa_nodes[i].mem_total);
+			lperf_setu64(L, "mem_free", in->numa_nodes[i].mem_free);
+			lperf_setstr(L, "cpus", in->numa_nodes[i].cpus);
+			lua_rawseti(L, -2, (int)i + 1);
+		}
+		lua_setfield(L, -2, "numa_topology");
+	}
+	if (has(in, PERFDATA_FEAT_CLOCKID))
+		lperf_setu64(L, "clockid_res_ns", in->clockid_res_ns);
+	if (has(in, PERFDATA_FEAT_COMPRESSED)) {
+		lua_createtable(L, 0, 5);
+		lperf_setint(L, "version", in->compressed.version);
+		lperf_setstr(L, "type", in->compressed.type == 1 ? "zstd" : "none");
+		lperf_setint(L, "level", in->compressed.level);
+		lperf_setint(L, "ratio", in->compressed.ratio);
+		lperf_setint(L, "mmap_len", in->compressed.mmap_len);
+		lua_setfield(L, -2, "compressed");
+	}
+	if (has(in, PERFDATA_FEAT_CLOCK_DATA)) {
+		lua_createtable(L, 0, 4);
+		lperf_setint(L, "version", in->clock_data.version);
+		lperf_setint(L, "clockid", in->clock_data.clockid);
+		lperf_setu64(L, "wall_clock_ns", in->clock_data.wall_clock_ns);
+		lperf_setu64(L, "clockid_time_ns", in->clock_data.clockid_time_ns);
+		lua_setfield(L, -2, "clock_data");
+	}
+	if (has(in, PERFDATA_FEAT_SAMPLE_TIME)) {
+		lua_createtable(L, 0, 2);
+		lperf_setu64(L, "first", in->sample_time.first);
+		lperf_setu64(L, "last", in->sample_time.last);
+		lua_setfield(L, -2, "sample_time");
+	}
+	if (in->tracing_data)
+		lperf_setu64(L, "tracing_data", in->tracing_data_size);
+	lua_createtable(L, (int)in->nr_skipped, 0);
+	for (i = 0; i < in->nr_skipped; i++) {
+		const char *name = perfdata__feature_name(in->skipped[i].id);
+		lua_createtable(L, 0, 4);
+		lperf_setint(L, "id", in->skipped[i].id);
+		if (name)
+			lperf_setstr(L, "name", name);
+		lperf_setu64(L, "offset", in->skipped[i].offset);
+		lperf_setu64(L, "size", in->skipped[i].size);
+		lua_rawseti(L, -2, (int)i + 1);
+	}
+	lua_setfield(L, -2, "skipped");
+	return 1;
+}
+
+/* ------------------------------------------------------------ records */
+
+static int type_by_name(const char *s)
+{
+	int i;
+	for (i = 0; i < NTYPES; i++)
+		if (!strcmp(record__type_name((uint32_t)i), s) && strcmp(s, "UNKNOWN"))
+			return i;
+	return -1;
+}
+
+static void add_type(lua_State *L, struct filter *fl, int idx)
+{
+	const char *s = luaL_checkstring(L, idx);
+	int t = type_by_name(s);
+	if (t < 0)
+		luaL_error(L, "records filter: unknown record type '%s'", s);
+	fl->types[t] = 1;
+	fl->any_type = 0;
+}
+
+static int64_t opt_int(lua_State *L, int t, const char *k)
+{
+	int64_t v = -1;
+	lua_getfield(L, t, k);
+	if (!lua_isnil(L, -1))
+		v = (int64_t)luaL_checknumber(L, -1);
+	lua_pop(L, 1);
+	return v;
+}
+
+/* Reads the filter table at index t into fl (raises on a bad argument). */
+static void read_filter(lua_State *L, int t, struct filter *fl)
+{
+	memset(fl, 0, sizeof *fl);
+	fl->any_type = 1;
+	fl->evidx = -1;
+	fl->pid = fl->tid = fl->cpu = -1;
+	fl->fields = 1;
+	if (lua_isnoneornil(L, t))
+		return;
+	luaL_checktype(L, t, LUA_TTABLE);
+	lua_getfield(L, t, "type");
+	if (lua_type(L, -1) == LUA_TSTRING) {
+		add_type(L, fl, lua_gettop(L));
+	} else if (lua_type(L, -1) == LUA_TTABLE) {
+		int i, n = (int)lua_rawlen(L, -1);
+		for (i = 1; i <= n; i++) {
+			lua_rawgeti(L, -1, i);
+			add_type(L, fl, lua_gettop(L));
+			lua_pop(L, 1);
+		}
+	} else if (!lua_isnil(L, -1)) {
+		luaL_error(L, "records filter: type must be a string or a list of strings");
+	}
+	lua_pop(L, 1);
+	fl->no_user = !lperf_optfield_bool(L, t, "user", 1);
+	fl->fields = lperf_optfield_bool(L, t, "fields", 1);
+	fl->pid = opt_int(L, t, "pid");
+	fl->tid = opt_int(L, t, "tid");
+	fl->cpu = opt_int(L, t, "cpu");
+	lua_getfield(L, t, "event");
+	if (!lua_isnil(L, -1))
+		fl->event = luaL_checkstring(L, -1);
+	lua_pop(L, 1);
+}
+
+static int pass(const struct filter *fl, const struct record *r, const struct evtab *t)
+{
+	if (!fl->any_type && (r->type >= NTYPES || !fl->types[r->type]))
+		return 0;
+	if (fl->no_user && r->type >= REC_HEADER_ATTR)
+		return 0;
+	if (fl->event && (r->evidx < 0 || strcmp(evtab__name(t, r->evidx), fl->event)))
+		return 0;
+	if (fl->pid >= 0 && (!(r->s.type & PERF_SAMPLE_TID) || r->s.pid != (uint32_t)fl->pid))
+		return 0;
+	if (fl->tid >= 0 && (!(r->s.type & PERF_SAMPLE_TID) || r->s.tid != (uint32_t)fl->tid))
+		return 0;
+	if (fl->cpu >= 0 && (!(r->s.type & PERF_SAMPLE_CPU) || r->s.cpu != (uint32_t)fl->cpu))
+		return 0;
+	return 1;
+}
+
+/* The tracepoint formats of the file, parsed once, or NULL. */
+static struct tracefmt *file_tracefmt(struct lfile *f)
+{
+	const struct perfdata_info *in = perfdata__info(f->pd);
+	char err[256];
+	if (!f->tf_tried) {
+		f->tf_tried = 1;
+		/* Unparseable formats leave tracepoint samples with raw bytes only. */
+		if (in->tracing_data)
+			tracefmt__parse(in->tracing_data, in->tracing_data_size, &f->tf, err, sizeof err);
+	}
+	return f->tf;
+}
+
+static void set_field(void *arg, const struct tracefmt_field *fld)
+{
+	lua_State *L = arg;
+	if (fld->kind == TRACEFMT_INT) {
+		if (fld->is_signed)
+			lperf_pushi64(L, (int64_t)fld->u);
+		else
+			lperf_pushu64(L, fld->u);
+	} else {
+		lua_pushlstring(L, fld->str, fld->len);
+	}
+	lua_setfield(L, -2, fld->name);
+}
+
+/* Pushes a table of the tracepoint's fields; 0 (nothing pushed) when unknown. */
+static int push_tracefields(lua_State *L, struct tracefmt *tf, const void *raw, size_t size)
+{
+	lua_newtable(L);
+	if (tracefmt__decode(tf, raw, size, NULL, NULL, set_field, L) < 0) {
+		lua_pop(L, 1);
+		return 0;
+	}
+	return 1;
+}
+
+static void decode_error(lua_State *L, const struct perfdata_rec *pr, const char *msg)
+{
+	if (pr->compressed)
+		luaL_error(L, "perf.data: in the COMPRESSED record at offset %llu: %s",
+			   (unsigned long long)pr->offset, msg);
+	luaL_error(L, "perf.data: offset %llu: %s", (unsigned long long)pr->offset, msg);
+}
+
+static int records_iter(lua_State *L)
+{
+	struct lfile *f = checkfile(L, lua_upvalueindex(1));
+	struct filter *fl = lua_touserdata(L, lua_upvalueindex(2));
+	struct perfdata_rec pr;
+	struct record r;
+	char err[256];
+	int n;
+
+	if (fl->gen != f->gen)
+		return luaL_error(L, "perf.File: this records() iteration was superseded by a newer one");
+	while ((n = perfdata__next(f->pd, &pr)) > 0) {
+		const struct evtab *t = perfdata__evtab(f->pd);
+		if (record__decode(t, pr.hdr, pr.hdr->size, &r, err, sizeof err) < 0)
+			decode_error(L, &pr, err);
+		if (!pass(fl, &r, t))
+			continue;
+		lperf_push_record(L, &r, t);
+		lperf_setu64(L, "offset", pr.offset);
+		if (fl->fields && r.type == PERF_RECORD_SAMPLE && r.s.raw && r.evidx >= 0 &&
+		    evtab__attr(t, r.evidx)->type == PERF_TYPE_TRACEPOINT) {
+			struct tracefmt *tf = file_tracefmt(f);
+			if (tf && push_tracefields(L, tf, r.s.raw, r.s.raw_size))
+				lua_setfield(L, -2, "fields");
+		}
+		return 1;
+	}
+	if (n < 0)
+		return luaL_error(L, "%s", perfdata__errmsg(f->pd));
+	return 0;
+}
+
+static int file_records(lua_State *L)
+{
+	struct lfile *f = checkfile(L, 1);
+	struct filter *fl;
+
+	lua_settop(L, 2);
+	fl = lua_newuserdatauv(L, sizeof *fl, 0);
+	read_filter(L, 2, fl);
+	if (fl->event) {
+		/* keep the string alive with the iterator */
+		lua_getfield(L, 2, "event");
+		fl->event = lua_tostring(L, -1);
+		lua_pushvalue(L, 1);
+		lua_pushvalue(L, 3);
+		lua_pushvalue(L, 4);
+		lua_pushcclosure(L, records_iter, 3);
+	} else {
+		lua_pushvalue(L, 1);
+		lua_pushvalue(L, 3);
+		lua_pushcclosure(L, records_iter, 2);
+	}
+	perfdata__rewind(f->pd);
+	fl->gen = ++f->gen;
+	return 1;
+}
+
+/* ------------------------------------------------------------ scan */
+
+static int file_scan(lua_State *L)
+{
+	struct lfile *f = checkfile(L, 1);
+	uint64_t by_type[NTYPES] = { 0 }, other = 0, lost = 0, lost_samples = 0;
+	uint64_t *by_event = NULL, records = 0, bad = 0;
+	struct perfdata_rec pr;
+	struct record r;
+	char err[256], first_err[300] = "";
+	int n, k, nev = 0;
+
+	perfdata__rewind(f->pd);
+	f->gen++;
+	while ((n = perfdata__next(f->pd, &pr)) > 0) {
+		const struct evtab *t = perfdata__evtab(f->pd);
+		records++;
+		if (record__decode(t, pr.hdr, pr.hdr->size, &r, err, sizeof err) < 0) {
+			if (!bad++)
+				snprintf(first_err, sizeof first_err, "offset %llu: %s",
+					 (unsigned long long)pr.offset, err);
+			continue;
+		}
+		if (r.type < NTYPES)
+			by_type[r.type]++;
+		else
+			other++;
+		if (r.type == PERF_RECORD_LOST)
+			lost += r.u.lost.lost;
+		else if (r.type == PERF_RECORD_LOST_SAMPLES)
+			lost_samples += r.u.lost_samples.lost;
+		else if (r.type == PERF_RECORD_SAMPLE && r.evidx >= 0) {
+			if (r.evidx >= nev) {
+				int m = evtab__count(t);
+				uint64_t *b = realloc(by_event, (size_t)m * sizeof *b);
+				if (!b)
+					break;
+				memset(b + nev, 0, (size_t)(m - nev) * sizeof *b);
+				by_event = b;
+				nev = m;
+			}
+			by_event[r.evidx]++;
+		}
+	}
+	if (n < 0) {
+		free(by_event);
+		return lperf_fail(L, perfdata__errmsg(f->pd), EINVAL);
+	}
+	lua_createtable(L, 0, 10);
+	lperf_setu64(L, "records", records);
+	lperf_setu64(L, "samples", by_type[PERF_RECORD_SAMPLE]);
+	lperf_setu64(L, "lost", lost);
+	lperf_setu64(L, "lost_samples", lost_samples);
+	lperf_setu64(L, "bytes", perfdata__stats(f->pd)->bytes);
+	lperf_setu64(L, "decompressed_bytes", perfdata__stats(f->pd)->decompressed_bytes);
+	lperf_setu64(L, "unordered", perfdata__stats(f->pd)->unordered);
+	lperf_setu64(L, "errors", bad);
+	if (bad)
+		lperf_setstr(L, "first_error", first_err);
+	lua_newtable(L);
+	for (k = 0; k < NTYPES; k++)
+		if (by_type[k])
+			lperf_setu64(L, record__type_name((uint32_t)k), by_type[k]);
+	if (other)
+		lperf_setu64(L, "UNKNOWN", other);
+	lua_setfield(L, -2, "by_type");
+	lua_newtable(L);
+	for (k = 0; k < nev; k++)
+		if (by_event[k])
+			lperf_setu64(L, evtab__name(perfdata__evtab(f->pd), k), by_event[k]);
+	lua_setfield(L, -2, "by_event");
+	free(by_event);
+	return 1;
+}
+
+/* ------------------------------------------------------------ profile */
+
+static int file_profile(lua_State *L)
+{
+	struct lfile *f = checkfile(L, 1);
+	struct stacktab **slot = lperf_newprofile(L);
+	struct perfdata_rec pr;
+	struct record r;
+	char err[256];
+	int n, e = 0;
+
+	/* The Profile userdata owns the table from here on, even on error. */
+	*slot = stacktab__new();
+	if (!*slot)
+		return lperf_fail(L, "out of memory", ENOMEM);
+	perfdata__rewind(f->pd);
+	f->gen++;
+	while ((n = perfdata__next(f->pd, &pr)) > 0) {
+		const struct evtab *t = perfdata__evtab(f->pd);
+		if (record__decode(t, pr.hdr, pr.hdr->size, &r, err, sizeof err) < 0)
+			continue;       /* perf skips what it cannot parse too */
+		if ((e = stacktab__add_record(*slot, &r, t)) < 0)
+			break;
+	}
+	if (n < 0)
+		return lperf_fail(L, perfdata__errmsg(f->pd), EINVAL);
+	if (e < 0)
+		return lperf_fail(L, "out of memory", ENOMEM);
+	return 1;
+}
+
+/* f:trace_text(raw[, cpu]) -> the tracepoint's printed form (perf script's) | nil, msg */
+static int file_trace_text(lua_State *L)
+{
+	struct lfile *f = checkfile(L, 1);
+	size_t n;
+	const char *raw = luaL_checklstring(L, 2, &n);
+	int cpu = (int)luaL_optinteger(L, 3, 0);
+	struct tracefmt *tf = file_tracefmt(f);
+	char buf[4096];
+	int e;
+
+	if (!tf)
+		return lperf_fail(L, "no tracepoint formats in this file", ENOENT);
+	e = tracefmt__format(tf, raw, n, cpu, buf, sizeof buf);
+	if (e < 0)
+		return lperf_fail(L, e == -ENOENT ? "tracepoint id not in the file's formats" :
+				  "malformed tracepoint payload", -e);
+	lua_pushlstring(L, buf, (size_t)e);
+	return 1;
+}
+
+static int file_tostring(lua_State *L)
+{
+	struct lfile *f = luaL_checkudata(L, 1, FILE_T);
+	lua_pushfstring(L, "perf.File (%s)", f->pd ? "open" : "closed");
+	return 1;
+}
+
+/* ------------------------------------------------------------ writer */
+
+#define WRITER_T "perf.Writer"
+
+struct lwriter {
+	struct perfdata_writer *w;
+	int has_events;
+};
+
+static struct lwriter *checkwriter(lua_State *L, int i)
+{
+	struct lwriter *lw = luaL_checkudata(L, i, WRITER_T);
+	if (!lw->w)
+		luaL_error(L, "attempt to use a closed perf.Writer");
+	return lw;
+}
+
+static int l_writer(lua_State *L)
+{
+	const char *path = luaL_checkstring(L, 1);
+	struct lwriter *lw = lua_newuserdatauv(L, sizeof *lw, 0);
+	int e;
+
+	memset(lw, 0, sizeof *lw);
+	luaL_setmetatable(L, WRITER_T);
+	e = perfdata_writer__open(path, &lw->w);
+	if (e < 0) {
+		lua_pushfstring(L, "%s: %s", path, strerror(-e));
+		return lperf_fail(L, lua_tostring(L, -1), -e);
+	}
+	return 1;
+}
+
+static int writer_add_session(lua_State *L)
+{
+	struct lwriter *lw = checkwriter(L, 1);
+	struct session *s = lperf_checksession(L, 2);
+	const struct evtab *t = session__evtab(s);
+	int i, e;
+
+	for (i = 0; i < evtab__count(t); i++) {
+		const uint64_t *ids = NULL;
+		size_t n = session__ids(s, i, &ids);
+		e = perfdata_writer__add_event(lw->w, evtab__attr(t, i), evtab__name(t, i), ids, n);
+		if (e < 0)
+			return lperf_fail(L, e == -EBUSY ? "events must be added before the first record"
+					  : strerror(-e), -e);
+	}
+	lw->has_events = 1;
+	lua_pushboolean(L, 1);
+	return 1;
+}
+
+static int writer_cmdline(lua_State *L)
+{
+	struct lwriter *lw = checkwriter(L, 1);
+	const char **argv;
+	int i, n, e;
+
+	luaL_checktype(L, 2, LUA_TTABLE);
+	n = (int)lua_rawlen(L, 2);
+	argv = lua_newuserdatauv(L, (size_t)(n ? n : 1) * sizeof *argv, 0);
+	for (i = 0; i < n; i++) {
+		lua_rawgeti(L, 2, i + 1);
+		argv[i] = luaL_checkstring(L, -1);
+		lua_pop(L, 1);     /* the table keeps the string alive */
+	}
+	e = perfdata_writer__set_cmdline(lw->w, n, argv);
+	if (e < 0)
+		return lperf_fail(L, strerror(-e), -e);
+	lua_pushboolean(L, 1);
+	return 1;
+}
+
+static int writer_synthesize(lua_State *L)
+{
+	struct lwriter *lw = checkwriter(L, 1);
+	int e;
+
+	if (!lw->has_events)
+		return luaL_error(L, "perf.Writer: add_session() first");
+	if (lua_isnoneornil(L, 2))
+		e = perfdata_writer__synthesize_kernel(lw->w);
+	else
+		e = perfdata_writer__synthesize(lw->w, (pid_t)luaL_checkinteger(L, 2));
+	if (e < 0)
+		return lperf_fail(L, strerror(-e), -e);
+	lua_pushboolean(L, 1);
+	return 1;
+}
+
+struct drain_ctx {
+	struct perfdata_writer *w;
+	int err;
+	uint64_t n;
+};
+
+static int drain_one(void *arg, const struct perf_event_header *rec)
+{
+	struct drain_ctx *c = arg;
+	int e = perfdata_writer__write(c->w, rec, rec->size);
+	if (e < 0) {
+		c->err = e;
+		return 1;
+	}
+	c->n++;
+	return 0;
+}
+
+/* One pass over every ring, closed by FINISHED_ROUND when it wrote anything. */
+static int drain_pass(struct perfdata_writer *w, struct session *s, uint64_t *n)
+{
+	struct drain_ctx c = { w, 0, 0 };
+	int rc = session__drain_raw(s, drain_one, &c);
+	if (c.err)
+		return c.err;
+	if (rc < 0)
+		return rc;
+	if (c.n)
+		rc = perfdata_writer__finished_round(w);
+	*n += c.n;
+	return rc < 0 ? rc : 0;
+}
+
+static void push_wstats(lua_State *L, const struct perfdata_writer_stats *st)
+{
+	lua_createtable(L, 0, 8);
+	lperf_setu64(L, "records", st->records);
+	lperf_setu64(L, "bytes", st->bytes);
+	lperf_setu64(L, "samples", st->samples);
+	lperf_setu64(L, "lost", st->lost);
+	lperf_setu64(L, "lost_samples", st->lost_samples);
+	lperf_setu64(L, "throttled", st->throttled);
+}
+
+static int writer_drain(lua_State *L)
+{
+	struct lwriter *lw = checkwriter(L, 1);
+	struct session *s = lperf_checksession(L, 2);
+	uint64_t n = 0;
+	int e;
+
+	if (!lw->has_events)
+		return luaL_error(L, "perf.Writer: add_session() first");
+	e = drain_pass(lw->w, s, &n);
+	if (e < 0)
+		return lperf_fail(L, strerror(-e), -e);
+	lperf_pushu64(L, n);
+	return 1;
+}
+
+static volatile sig_atomic_t interrupted;
+
+static void on_sigint(int sig)
+{
+	(void)sig;
+	interrupted = 1;
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static int writer_record(lua_State *L)
+{
+	struct lwriter *lw = checkwriter(L, 1);
+	struct session *s = lperf_checksession(L, 2);
+	uint64_t duration = 0, deadline = 0, n = 0;
+	struct sigaction sa, old_int, old_term;
+	int e = 0, done = 0;
+
+	if (!lw->has_events)
+		return luaL_error(L, "perf.Writer: add_session() first");
+	if (!lua_isnoneornil(L, 3)) {
+		luaL_checktype(L, 3, LUA_TTABLE);
+		duration = (uint64_t)lperf_optfield_int(L, 3, "duration_ms", 0);
+	}
+	if (duration)
+		deadline = now_ms() + duration;
+	/* Ctrl-C ends the recording, not the process: the file gets finished. */
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_sigint;
+	sigemptyset(&sa.sa_mask);
+	interrupted = 0;
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	while (!done && !interrupted && (!deadline || now_ms() < deadline)) {
+		int rc = session__poll(s, 100, &done);
+		if (rc < 0 && rc != -EINTR) {
+			e = rc;
+			break;
+		}
+		if ((e = drain_pass(lw->w, s, &n)) < 0)
+			break;
+	}
+	if (!e) {
+		session__stop(s);
+		e = drain_pass(lw->w, s, &n);
+	}
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	if (e < 0)
+		return lperf_fail(L, strerror(-e), -e);
+	push_wstats(L, perfdata_writer__stats(lw->w));
+	lperf_setbool(L, "interrupted", interrupted);
+	lperf_setbool(L, "done", done);
+	return 1;
+}
+
+static int writer_stats(lua_State *L)
+{
+	struct lwriter *lw = checkwriter(L, 1);
+	push_wstats(L, perfdata_writer__stats(lw->w));
+	return 1;
+}
+
+/* close, __gc and __close: finishes the file (a dropped writer still leaves a valid one). */
+static int writer_close(lua_State *L)
+{
+	struct lwriter *lw = luaL_checkudata(L, 1, WRITER_T);
+	int e = 0;
+	if (lw->w)
+		e = perfdata_writer__close(lw->w);
+	lw->w = NULL;
+	if (e < 0)
+		return lperf_fail(L, strerror(-e), -e);
+	lua_pushboolean(L, 1);
+	return 1;
+}
+
+static void open_writer(lua_State *L)
+{
+	static const luaL_Reg methods[] = {
+		{ "add_session", writer_add_session },
+		{ "cmdline", writer_cmdline },
+		{ "synthesize", writer_synthesize },
+		{ "drain", writer_drain },
+		{ "record", writer_record },
+		{ "stats", writer_stats },
+		{ "close", writer_close },
+		{ NULL, NULL },
+	};
+	lperf_newclass(L, WRITER_T, methods, writer_close);
+	lua_pushcfunction(L, l_writer);
+	lua_setfield(L, -2, "writer");
+}
+
+void lperf_open_file(lua_State *L)
+{
+	static const luaL_Reg methods[] = {
+		{ "header", file_header },
+		{ "features", file_features },
+		{ "records", file_records },
+		{ "scan", file_scan },
+		{ "profile", file_profile },
+		{ "trace_text", file_trace_text },
+		{ "close", file_close },
+		{ NULL, NULL },
+	};
+	lperf_newclass(L, FILE_T, methods, file_close);
+	luaL_getmetatable(L, FILE_T);
+	lua_pushcfunction(L, file_tostring);
+	lua_setfield(L, -2, "__tostring");
+	lua_pop(L, 1);
+	lua_pushcfunction(L, l_open);
+	lua_setfield(L, -2, "open");
+	open_writer(L);
+}

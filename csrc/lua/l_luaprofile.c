@@ -1,0 +1,1234 @@
+/*
+ * perf.luaprofile: in-process sampling of the Lua code of this thread, with
+ * Lua frames, native frames and counter deltas in one stack.
+ *
+ *   signal (sigsample.c)  ->  safe point  ->  Lua stack + ring samples  ->  stacks
+ *
+ * The safe point: on Lua 5.1-5.4 the signal handler sets a one-shot hook on
+ * the running lua_State (what lua.c does for SIGINT); the hook restores the
+ * previous hook and reads the stack with lua_getstack/lua_getinfo.  On
+ * LuaJIT, whose compiled traces ignore hooks, the handler calls the SIGPROF
+ * handler that luaJIT_profile_start installed (taken and then uninstalled:
+ * SIGPROF and ITIMER_PROF are given back at once), so the VM stops at its
+ * own profiling safe point and calls us with the VM state.
+ *
+ * Stacks are aggregated here as folded strings (root first, ';'-joined)
+ * with sample counts, period sums and one sum per counter; the Lua layer
+ * (lua/perf/luaprofile.lua) turns them into a profile.  Named Lua frames do
+ * not fit stacktab.c's address-only stacks yet.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <link.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <unistd.h>
+#include "luaperf.h"
+#include "evspec.h"
+#include "record.h"
+#include "ring.h"
+#include "sigsample.h"
+#include "symbolizer.h"
+#ifdef LUA_JITLIBNAME
+#include <luajit.h>
+#define LP_LUAJIT 1
+#else
+#define LP_LUAJIT 0
+#endif
+
+#define LP_CLASS "perf.LuaProfile"
+#define LP_MAX_DEPTH 128        /* Lua frames per stack */
+#define LP_MAX_NATIVE 128       /* native frames per stack */
+#define LP_MAX_CO 64            /* nested coroutine resumes tracked */
+#define LP_FRAME_MAX 256        /* bytes per frame name */
+#define LP_STACK_MAX 32768      /* bytes per folded stack */
+#define LP_NCTR SIGSAMPLE_MAX_COUNTERS
+#define LP_ROOT_CACHE 64
+#define LP_MAX_EXEC 256        /* executable segments of loaded objects */
+
+/* Evspec's parser when the module has it (evspec.c); a few names otherwise. */
+extern int evspec__parse(const char *spec, struct evspec *out, char *err,
+			 size_t errlen) __attribute__((weak));
+
+/* One unique folded stack and what was attributed to it. */
+struct lp_entry {
+	char *key;
+	size_t len;
+	uint64_t hash, count, period;
+	uint64_t ctr[LP_NCTR];
+};
+
+
+struct lprof {
+	struct sigsample *ss;         /* NULL once closed */
+	struct ring *ring;            /* native chains and counter values */
+	struct evtab *evtab;
+	lua_State *L0;                /* the state that started the profile */
+	_Atomic(lua_State *) running; /* the state the handler hooks (5.x) */
+	lua_State *costack[LP_MAX_CO];
+	int codepth;
+	int started, native, vmstate_frames, wrapped;
+	unsigned nctr;
+	char names[1 + LP_NCTR][EVSPEC_NAME_MAX];
+	uint64_t last[1 + LP_NCTR];   /* counter values at the previous sample */
+	int have_last;
+	uint64_t fixed_period;
+	/* The hook that was there before (5.x) */
+	lua_Hook prev_hook;
+	int prev_mask, prev_count;
+	/* Coroutine functions we replaced (registry refs) */
+	int ref_resume, ref_wrap;
+	/* LuaJIT: the VM's own profiling trigger and what we gave back */
+	void (*lj_trigger)(int);
+	struct sigaction old_prof;
+	/* Aggregation */
+	struct lp_entry *tab;
+	size_t tab_cap, tab_n;
+	uintptr_t rt_lo[4], rt_hi[4]; /* the Lua runtime's executable text */
+	int nrt;
+	uintptr_t exec_lo[LP_MAX_EXEC], exec_hi[LP_MAX_EXEC]; /* all objects' */
+	int nexec;
+	int in_lua;                   /* the Lua stack says a Lua call was active */
+	int vmstate;                  /* LuaJIT: 'N', 'I', 'C', 'G', 'J' */
+	struct symbolizer *sym;       /* LuaJIT: names the roots of native walks */
+	uint64_t root_addr[LP_ROOT_CACHE];
+	int root_is[LP_ROOT_CACHE];
+	uint64_t samples, lost, unattributed, hooks;
+	/* Scratch for one stack */
+	char lua_frames[LP_MAX_DEPTH][LP_FRAME_MAX];
+	int nlua;
+	int lua_leaf_is_c;
+	char stack[LP_STACK_MAX];
+	char vmframe[32];
+};
+
+static char registry_key;             /* &registry_key: the running profiler */
+static char cache_key;                /* &cache_key: function -> frame name */
+#if LP_LUAJIT
+static int lj_busy;                   /* LuaJIT's profiler is process-wide */
+#endif
+
+/* ---- aggregation ---------------------------------------------------- */
+
+static uint64_t hash_bytes(const char *s, size_t n)
+{
+	uint64_t h = 1469598103934665603ULL;
+	size_t i;
+	for (i = 0; i < n; i++) {
+		h ^= (unsigned char)s[i];
+		h *= 1099511628211ULL;
+	}
+	return h;
+}
+
+static int tab_grow(struct lprof *p)
+{
+	size_t cap = p->tab_cap ? p->tab_cap * 2 : 256, i;
+	struct lp_entry *t = calloc(cap, sizeof *t);
+	if (t == NULL)
+		return -ENOMEM;
+	for (i = 0; i < p->tab_cap; i++) {
+		struct lp_entry *e = &p->tab[i];
+		size_t j;
+		if (e->key == NULL)
+			continue;
+		for (j = e->hash & (cap - 1); t[j].key != NULL; j = (j + 1) & (cap - 1))
+			;
+		t[j] = *e;
+	}
+	free(p->tab);
+	p->tab = t;
+	p->tab_cap = cap;
+	return 0;
+}
+
+/* Adds count samples of the folded stack s[0..n). */
+static void tab_add(struct lprof *p, const char *s, size_t n, uint64_t count,
+		    uint64_t period, const uint64_t *ctr)
+{
+	uint64_t h = hash_bytes(s, n);
+	size_t j;
+	unsigned k;
+	struct lp_entry *e;
+	if (2 * (p->tab_n + 1) > p->tab_cap && tab_grow(p) < 0) {
+		p->lost += count;
+		return;
+	}
+	for (j = h & (p->tab_cap - 1);; j = (j + 1) & (p->tab_cap - 1)) {
+		e = &p->tab[j];
+		if (e->key == NULL)
+			break;
+		if (e->hash == h && e->len == n && memcmp(e->key, s, n) == 0)
+			goto found;
+	}
+	e->key = malloc(n + 1);
+	if (e->key == NULL) {
+		p->lost += count;
+		return;
+	}
+	memcpy(e->key, s, n);
+	e->key[n] = '\0';
+	e->len = n;
+	e->hash = h;
+	p->tab_n++;
+found:
+	e->count += count;
+	e->period += period;
+	for (k = 0; ctr != NULL && k < p->nctr; k++)
+		e->ctr[k] += ctr[k];
+	p->samples += count;
+}
+
+static void tab_free(struct lprof *p)
+{
+	size_t i;
+	for (i = 0; i < p->tab_cap; i++)
+		free(p->tab[i].key);
+	free(p->tab);
+	p->tab = NULL;
+	p->tab_cap = p->tab_n = 0;
+}
+
+/* ---- native frames --------------------------------------------------- */
+
+/*
+ * Native frames go into the folded key as "\x01<hex>" tokens (a return
+ * address already minus one, so it names the call site); they are
+ * symbolized once per unique address when the profile is returned.
+ */
+#define NATIVE_MARK '\x01'
+#define FRAME_SEP '\x02'       /* between frames in keys and results */
+#define DSO_MARK '\x03'        /* native frame: name DSO_MARK object */
+
+static void add_native(luaL_Buffer *b, struct symbolizer **sym, uint64_t addr)
+{
+	struct sym_result r;
+	Dl_info info;
+	char buf[64];
+	const char *name = NULL, *dso = NULL;
+	if (*sym == NULL) {
+		*sym = symbolizer__new();
+		if (*sym != NULL)
+			symbolizer__load_proc(*sym, (uint32_t)getpid());
+	}
+	memset(&r, 0, sizeof r);
+	if (*sym != NULL && symbolizer__resolve(*sym, (uint32_t)getpid(), addr, SYM_NAMES, &r) == 0)
+		name = r.name;
+	dso = r.dso;
+	if (dladdr((void *)(uintptr_t)addr, &info)) {
+		if (name == NULL)
+			name = info.dli_sname;
+		if (dso == NULL)
+			dso = info.dli_fname;
+	}
+	if (name == NULL) {
+		snprintf(buf, sizeof buf, "0x%llx", (unsigned long long)addr);
+		name = buf;
+	}
+	luaL_addchar(b, NATIVE_MARK);
+	luaL_addstring(b, name);
+	luaL_addchar(b, DSO_MARK);
+	luaL_addstring(b, dso != NULL ? dso : "");
+}
+
+/* Rewrites the native tokens of key into names; pushes the result. */
+static void push_named(lua_State *L, struct symbolizer **sym, const char *key, size_t len)
+{
+	luaL_Buffer b;
+	size_t i = 0;
+	luaL_buffinit(L, &b);
+	while (i < len) {
+		size_t j = i;
+		while (j < len && key[j] != NATIVE_MARK)
+			j++;
+		luaL_addlstring(&b, key + i, j - i);
+		if (j < len) {
+			char *end;
+			uint64_t a = strtoull(key + j + 1, &end, 16);
+			add_native(&b, sym, a);
+			j = (size_t)(end - key);
+		}
+		i = j;
+	}
+	luaL_pushresult(&b);
+}
+
+/* Is a an address in some object's executable segments (a real frame)? */
+static int exec_phdr(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct lprof *p = arg;
+	int i;
+	(void)size;
+	for (i = 0; i < info->dlpi_phnum && p->nexec < LP_MAX_EXEC; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
+			p->exec_lo[p->nexec] = info->dlpi_addr + ph->p_vaddr;
+			p->exec_hi[p->nexec] = p->exec_lo[p->nexec] + ph->p_memsz;
+			p->nexec++;
+		}
+	}
+	return 0;
+}
+
+static int in_exec(const struct lprof *p, uint64_t a)
+{
+	int i;
+	for (i = 0; i < p->nexec; i++)
+		if (a >= p->exec_lo[i] && a < p->exec_hi[i])
+			return 1;
+	return 0;
+}
+
+/* Finds the executable segments of the object that holds the Lua API. */
+static int rt_phdr(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct lprof *p = arg;
+	uintptr_t api = (uintptr_t)lua_gettop;
+	int i, k;
+	(void)size;
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+		if (ph->p_type != PT_LOAD || api < lo || api >= lo + ph->p_memsz)
+			continue;
+		for (k = 0; k < info->dlpi_phnum && p->nrt < 4; k++) {
+			const ElfW(Phdr) *q = &info->dlpi_phdr[k];
+			if (q->p_type == PT_LOAD && (q->p_flags & PF_X)) {
+				p->rt_lo[p->nrt] = info->dlpi_addr + q->p_vaddr;
+				p->rt_hi[p->nrt] = p->rt_lo[p->nrt] + q->p_memsz;
+				p->nrt++;
+			}
+		}
+		return 1;
+	}
+	return 0;
+}
+
+static int in_runtime(const struct lprof *p, uint64_t a)
+{
+	int i;
+	for (i = 0; i < p->nrt; i++)
+		if (a >= p->rt_lo[i] && a < p->rt_hi[i])
+			return 1;
+	return 0;
+}
+
+/* ---- Lua frames ------------------------------------------------------ */
+
+static struct lprof *from_registry(lua_State *L)
+{
+	struct lprof *p;
+	lua_pushlightuserdata(L, &registry_key);
+	lua_rawget(L, LUA_REGISTRYINDEX);
+	p = lua_touserdata(L, -1);
+	lua_pop(L, 1);
+	return p;
+}
+
+/* "string.rep" for a function found in a loaded module; pushes it or nothing. */
+static int find_global_name(lua_State *L, int fn)
+{
+	lua_getfield(L, LUA_REGISTRYINDEX, "_LOADED");
+	if (!lua_istable(L, -1)) {
+		lua_pop(L, 1);
+		return 0;
+	}
+	lua_pushnil(L);
+	while (lua_next(L, -2)) {
+		if (lua_istable(L, -1) && lua_type(L, -2) == LUA_TSTRING) {
+			lua_pushnil(L);
+			while (lua_next(L, -2)) {
+				if (lua_rawequal(L, -1, fn) && lua_type(L, -2) == LUA_TSTRING) {
+					const char *mod = lua_tostring(L, -4);
+					if (strcmp(mod, "_G") == 0)
+						lua_pushvalue(L, -2);
+					else
+						lua_pushfstring(L, "%s.%s", mod, lua_tostring(L, -2));
+					lua_replace(L, -6);
+					lua_pop(L, 4);
+					return 1;
+				}
+				lua_pop(L, 1);
+			}
+		}
+		lua_pop(L, 1);
+	}
+	lua_pop(L, 1);
+	return 0;
+}
+
+#if !LP_LUAJIT
+static int co_resume(lua_State *L);
+static int co_wrapped(lua_State *L);
+static int is_wrapper(lua_CFunction f)
+{
+	return f != NULL && (f == co_resume || f == co_wrapped);
+}
+#else
+static int is_wrapper(lua_CFunction f)
+{
+	(void)f;
+	return 0;
+}
+#endif
+
+#if !LP_LUAJIT
+/* cache[function at index fn] = name */
+static void cache_name(lua_State *L, int fn, const char *name)
+{
+	fn = lua_absindex(L, fn);
+	lua_pushlightuserdata(L, &cache_key);
+	lua_rawget(L, LUA_REGISTRYINDEX);
+	lua_pushvalue(L, fn);
+	lua_pushstring(L, name);
+	lua_rawset(L, -3);
+	lua_pop(L, 1);
+}
+#endif
+
+/*
+ * The frame name of the function at the top of the stack, cached in a
+ * weak-keyed registry table (a function's name is computed once).
+ */
+static void frame_name(lua_State *L, lua_Debug *ar, char *out, int *is_c)
+{
+	int fn = lua_gettop(L);
+	char *s;
+	*is_c = 0;
+	lua_pushlightuserdata(L, &cache_key);
+	lua_rawget(L, LUA_REGISTRYINDEX);
+	lua_pushvalue(L, fn);
+	lua_rawget(L, -2);
+	if (lua_type(L, -1) == LUA_TSTRING) {
+		const char *name = lua_tostring(L, -1);
+		*is_c = name[0] != '[';
+		snprintf(out, LP_FRAME_MAX, "%s", name);
+		lua_pop(L, 2);
+		return;
+	}
+	lua_pop(L, 1);
+	lua_getinfo(L, "Sn", ar);
+	if (strcmp(ar->what, "C") == 0) {
+		*is_c = 1;
+		if (is_wrapper(lua_tocfunction(L, fn))) {
+			out[0] = '\0';       /* ours: not a frame of the program */
+		} else if (find_global_name(L, fn)) {
+			snprintf(out, LP_FRAME_MAX, "%s", lua_tostring(L, -1));
+			lua_pop(L, 1);
+		} else if (ar->name != NULL) {
+			snprintf(out, LP_FRAME_MAX, "%s", ar->name);
+		} else {
+			Dl_info info;
+			lua_CFunction f = lua_tocfunction(L, fn);
+			if (f != NULL && dladdr((void *)f, &info) && info.dli_sname != NULL)
+				snprintf(out, LP_FRAME_MAX, "%s", info.dli_sname);
+			else
+				snprintf(out, LP_FRAME_MAX, "%s", "?");
+		}
+	} else if (strcmp(ar->what, "main") == 0) {
+		snprintf(out, LP_FRAME_MAX, "[Lua] main chunk %s", ar->short_src);
+	} else if (find_global_name(L, fn)) {
+		/* A global or module name is stable; the call site's is not. */
+		snprintf(out, LP_FRAME_MAX, "[Lua] %s %s:%d", lua_tostring(L, -1),
+			 ar->short_src, ar->linedefined);
+		lua_pop(L, 1);
+	} else {
+		snprintf(out, LP_FRAME_MAX, "[Lua] %s %s:%d",
+			 ar->name != NULL ? ar->name : "?", ar->short_src, ar->linedefined);
+	}
+	for (s = out; *s != '\0'; s++)
+		if (*s == NATIVE_MARK || *s == FRAME_SEP || *s == DSO_MARK)
+			*s = '?';
+	lua_pushvalue(L, fn);
+	lua_pushstring(L, out);
+	lua_rawset(L, -3);
+	lua_pop(L, 1);
+}
+
+/* Reads L's stack from level first up, then the states that resumed it. */
+static void read_lua_stack(struct lprof *p, lua_State *L, int first)
+{
+	lua_Debug ar;
+	int level, k, is_c = 0;
+	p->nlua = 0;
+	p->lua_leaf_is_c = 0;
+	if (!lua_checkstack(L, 12))
+		return;
+	for (;;) {
+		for (level = first; p->nlua < LP_MAX_DEPTH && lua_getstack(L, level, &ar); level++) {
+			lua_getinfo(L, "f", &ar);
+			frame_name(L, &ar, p->lua_frames[p->nlua], &is_c);
+			lua_pop(L, 1);
+			if (p->lua_frames[p->nlua][0] == '\0')
+				continue;
+			if (p->nlua == 0)
+				p->lua_leaf_is_c = is_c;
+			p->nlua++;
+		}
+		/* A coroutine: continue in the state that resumed it. */
+		for (k = p->codepth - 1; k >= 0 && p->costack[k] != L; k--)
+			;
+		if (k < 0)
+			break;
+		L = k > 0 ? p->costack[k - 1] : p->L0;
+		first = 0;
+		if (!lua_checkstack(L, 12))
+			break;
+	}
+}
+
+/* ---- one sample ------------------------------------------------------ */
+
+static size_t put(char *buf, size_t n, const char *s)
+{
+	size_t len = strlen(s);
+	if (n + len + 2 >= LP_STACK_MAX)
+		return n;
+	if (n > 0)
+		buf[n++] = FRAME_SEP;
+	memcpy(buf + n, s, len);
+	return n + len;
+}
+
+static size_t put_native(char *buf, size_t n, uint64_t addr)
+{
+	char tok[24];
+	tok[0] = NATIVE_MARK;
+	snprintf(tok + 1, sizeof tok - 1, "%llx", (unsigned long long)addr);
+	return put(buf, n, tok);
+}
+
+/*
+ * Builds the folded stack, root first.  In Lua: the native frames that
+ * called into the runtime, the Lua frames in place of the interpreter's,
+ * the VM state, then the native frames the runtime or a C function called
+ * (memcpy under string.rep).  Not in Lua (the host's own code): the native
+ * frames alone.  chain: user addresses leaf first, already cut where the
+ * frame-pointer walk left the executable segments (nchain may be 0).
+ */
+static size_t build_stack(struct lprof *p, const uint64_t *chain, int nchain, int in_lua)
+{
+	size_t n = 0;
+	int i, first_rt = -1, last_rt = -1;
+	for (i = 0; i < nchain; i++) {
+		if (in_runtime(p, chain[i])) {
+			if (first_rt < 0)
+				first_rt = i;
+			last_rt = i;
+		}
+	}
+	if (!in_lua) {
+		for (i = nchain - 1; i >= 0; i--)
+			n = put_native(p->stack, n, chain[i]);
+		if (n == 0)
+			n = put(p->stack, n, "[not in Lua]");
+		return n;
+	}
+	for (i = nchain - 1; last_rt >= 0 && i > last_rt; i--)
+		n = put_native(p->stack, n, chain[i]);
+	for (i = p->nlua - 1; i >= 0; i--)
+		n = put(p->stack, n, p->lua_frames[i]);
+	if (p->vmframe[0] != '\0')
+		n = put(p->stack, n, p->vmframe);
+	for (i = (first_rt < 0 ? nchain : first_rt) - 1; i >= 0; i--)
+		n = put_native(p->stack, n, chain[i]);
+	if (n == 0)
+		n = put(p->stack, n, "[unknown]");
+	return n;
+}
+
+/* Whether addr is in a function that starts threads (the walk is complete). */
+static int is_thread_root(struct lprof *p, uint64_t addr)
+{
+	static const char *const roots[] = { "__libc_start_call_main", "__libc_start_main",
+		"_start", "start_thread", "clone", "clone3", "__clone", "__clone3" };
+	struct sym_result r;
+	unsigned k, slot = (unsigned)(addr >> 4) % LP_ROOT_CACHE;
+	int root = 0;
+	if (p->root_addr[slot] == addr)
+		return p->root_is[slot];
+	if (p->sym == NULL) {
+		p->sym = symbolizer__new();
+		if (p->sym != NULL)
+			symbolizer__load_proc(p->sym, (uint32_t)getpid());
+	}
+	if (p->sym != NULL &&
+	    symbolizer__resolve(p->sym, (uint32_t)getpid(), addr, SYM_NAMES, &r) == 0 && r.name)
+		for (k = 0; k < sizeof roots / sizeof roots[0]; k++)
+			if (strcmp(r.name, roots[k]) == 0)
+				root = 1;
+	p->root_addr[slot] = addr;
+	p->root_is[slot] = root;
+	return root;
+}
+
+struct drain_ctx {
+	struct lprof *p;
+	unsigned got;
+};
+
+static int on_record(void *arg, const struct perf_event_header *h)
+{
+	struct drain_ctx *c = arg;
+	struct lprof *p = c->p;
+	struct record r;
+	char err[128];
+	uint64_t chain[LP_MAX_NATIVE], ctr[LP_NCTR], delta[LP_NCTR];
+	unsigned n = 0, k;
+	uint64_t i;
+	size_t len;
+	int in_lua;
+
+	if (h->type == PERF_RECORD_LOST) {
+		if (record__decode(p->evtab, h, h->size, &r, err, sizeof err) == 0)
+			p->lost += r.u.lost.lost;
+		return 0;
+	}
+	if (h->type != PERF_RECORD_SAMPLE)
+		return 0;
+	if (record__decode(p->evtab, h, h->size, &r, err, sizeof err) < 0) {
+		p->lost++;
+		return 0;
+	}
+	/* Frame-pointer walks through code built without them wander off:
+	 * stop at the first address outside every executable segment. */
+	for (i = 0; i < r.s.nr_callchain && n < LP_MAX_NATIVE; i++) {
+		uint64_t a = r.s.callchain[i];
+		if (a >= (uint64_t)PERF_CONTEXT_MAX)
+			continue;     /* context markers */
+		if (!in_exec(p, a))
+			break;
+		chain[n] = n > 0 ? a - 1 : a;  /* return addresses: the call site */
+		n++;
+	}
+	/* Counter values at this sample: the delta since the previous one. */
+	memset(delta, 0, sizeof delta);
+	if (p->nctr > 0 && r.s.read.nr == 1 + p->nctr) {
+		for (k = 0; k < p->nctr; k++)
+			ctr[k] = r.s.read.values[(k + 1) * r.s.read.stride];
+		if (p->have_last)
+			for (k = 0; k < p->nctr; k++)
+				delta[k] = ctr[k] - p->last[k + 1];
+		memcpy(p->last + 1, ctr, sizeof(uint64_t) * p->nctr);
+		p->have_last = 1;
+	}
+	in_lua = p->in_lua;
+	/* LuaJIT in C code: the host's own code if the native stack is
+	 * complete (down to a thread's root) and the runtime is not on it;
+	 * then the VM only reached its safe point later.  An incomplete walk
+	 * (code without frame pointers) cannot tell: kept in Lua. */
+	if (LP_LUAJIT && p->vmstate == 'C' && n > 0 && is_thread_root(p, chain[n - 1])) {
+		in_lua = 0;
+		for (i = 0; i < n; i++)
+			if (in_runtime(p, chain[i]))
+				in_lua = 1;
+	}
+	len = build_stack(p, p->native ? chain : NULL, p->native ? (int)n : 0, in_lua);
+	tab_add(p, p->stack, len, 1, r.s.period ? r.s.period : p->fixed_period, delta);
+	c->got++;
+	return 0;
+}
+
+/* Attributes what happened since the last safe point to the Lua stack read now. */
+static void take_samples(struct lprof *p)
+{
+	uint64_t n = sigsample__take(p->ss);
+	p->hooks++;
+	if (p->ring != NULL) {
+		struct drain_ctx c = { p, 0 };
+		if (ring__drain(p->ring, on_record, &c) < 0)
+			p->lost++;
+		return;
+	}
+	if (n > 0) {
+		uint64_t vals[1 + LP_NCTR], delta[LP_NCTR];
+		unsigned k;
+		size_t len;
+		memset(delta, 0, sizeof delta);
+		if (p->nctr > 0 && sigsample__read(p->ss, vals, 1 + p->nctr, NULL, NULL) == 0) {
+			if (p->have_last)
+				for (k = 0; k < p->nctr; k++)
+					delta[k] = vals[k + 1] - p->last[k + 1];
+			memcpy(p->last, vals, sizeof vals);
+			p->have_last = 1;
+		}
+		len = build_stack(p, NULL, 0, p->in_lua);
+		tab_add(p, p->stack, len, n, n * p->fixed_period, delta);
+	}
+}
+
+/* ---- the safe points ------------------------------------------------- */
+
+#if !LP_LUAJIT
+static void lp_hook(lua_State *L, lua_Debug *ar)
+{
+	struct lprof *p = from_registry(L);
+	int first = 0;
+	if (p == NULL || p->ss == NULL) {
+		lua_sethook(L, NULL, 0, 0);
+		return;
+	}
+	lua_sethook(L, p->prev_hook, p->prev_mask, p->prev_count);
+	/* At a call event the sample was taken in the caller. */
+	if (ar->event == LUA_HOOKCALL)
+		first = 1;
+	p->vmframe[0] = '\0';
+	read_lua_stack(p, L, first);
+	/* No Lua frame below the one being called: the host was running. */
+	p->in_lua = p->nlua > 0;
+	take_samples(p);
+	if (p->prev_hook != NULL && (p->prev_mask & (1 << ar->event)))
+		p->prev_hook(L, ar);
+}
+#endif
+
+/* Signal context: async-signal-safe only. */
+static void lp_notify(void *arg)
+{
+	struct lprof *p = arg;
+#if LP_LUAJIT
+	if (p->lj_trigger != NULL)
+		p->lj_trigger(SIGPROF);
+#else
+	lua_State *L = atomic_load_explicit(&p->running, memory_order_acquire);
+	if (L != NULL)
+		lua_sethook(L, lp_hook, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
+#endif
+}
+
+#if LP_LUAJIT
+static void lj_callback(void *data, lua_State *L, int samples, int vmstate)
+{
+	struct lprof *p = data;
+	const char *vm;
+	(void)samples;
+	if (p->ss == NULL)
+		return;
+	switch (vmstate) {
+	case 'N': vm = "[vm:compiled]"; break;
+	case 'I': vm = "[vm:interpreted]"; break;
+	case 'C': vm = "[vm:C]"; break;
+	case 'G': vm = "[vm:GC]"; break;
+	case 'J': vm = "[vm:JIT compiler]"; break;
+	default: vm = "[vm:?]"; break;
+	}
+	snprintf(p->vmframe, sizeof p->vmframe, "%s", p->vmstate_frames ? vm : "");
+	p->vmstate = vmstate;
+	read_lua_stack(p, L, 0);
+	p->in_lua = 1;
+	take_samples(p);
+}
+#endif
+
+/* ---- coroutines (5.x): the resumed state is the one to hook ---------- */
+
+#if !LP_LUAJIT
+
+static void co_enter(struct lprof *p, lua_State *co)
+{
+	p->costack[p->codepth++] = co;
+	atomic_store_explicit(&p->running, co, memory_order_release);
+}
+
+static void co_leave(struct lprof *p)
+{
+	lua_State *prev;
+	p->codepth--;
+	prev = p->codepth > 0 ? p->costack[p->codepth - 1] : p->L0;
+	atomic_store_explicit(&p->running, prev, memory_order_release);
+}
+
+/* Calls the function at upvalue 1 with co marked as running. */
+static int co_call(lua_State *L, struct lprof *p, lua_State *co)
+{
+	int status, tracked = p != NULL && p->started && co != NULL && co != L &&
+			      p->codepth < LP_MAX_CO;
+	lua_pushvalue(L, lua_upvalueindex(1));
+	lua_insert(L, 1);
+	if (!tracked) {
+		lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+		return lua_gettop(L);
+	}
+	co_enter(p, co);
+	status = lua_pcall(L, lua_gettop(L) - 1, LUA_MULTRET, 0);
+	co_leave(p);
+	if (status != LUA_OK)
+		return lua_error(L);
+	return lua_gettop(L);
+}
+
+/* coroutine.resume(co, ...) */
+static int co_resume(lua_State *L)
+{
+	struct lprof *p = lua_touserdata(L, lua_upvalueindex(2));
+	return co_call(L, p, lua_tothread(L, 1));
+}
+
+/* The function coroutine.wrap returned; upvalue 3 is its coroutine. */
+static int co_wrapped(lua_State *L)
+{
+	struct lprof *p = lua_touserdata(L, lua_upvalueindex(2));
+	return co_call(L, p, lua_tothread(L, lua_upvalueindex(3)));
+}
+
+/* coroutine.wrap(f): the original's closure, called through co_wrapped. */
+static int co_wrap(lua_State *L)
+{
+	lua_State *co = NULL;
+	lua_pushvalue(L, lua_upvalueindex(1));
+	lua_pushvalue(L, 1);
+	lua_call(L, 1, 1);
+	/* auxwrap's first upvalue is the coroutine */
+	if (lua_getupvalue(L, -1, 1) != NULL) {
+		co = lua_tothread(L, -1);
+		if (co == NULL)
+			lua_pop(L, 1);
+	}
+	if (co == NULL)
+		return 1;
+	cache_name(L, -2, "coroutine.wrap");
+	lua_pushvalue(L, lua_upvalueindex(2));
+	lua_insert(L, -2);
+	lua_pushcclosure(L, co_wrapped, 3);
+	return 1;
+}
+
+static void co_patch(lua_State *L, struct lprof *p, int udx)
+{
+	lua_getglobal(L, "coroutine");
+	if (!lua_istable(L, -1)) {
+		lua_pop(L, 1);
+		return;
+	}
+	lua_getfield(L, -1, "resume");
+	cache_name(L, -1, "coroutine.resume");
+	lua_pushvalue(L, -1);
+	p->ref_resume = luaL_ref(L, LUA_REGISTRYINDEX);
+	lua_pushvalue(L, udx);
+	lua_pushcclosure(L, co_resume, 2);
+	lua_setfield(L, -2, "resume");
+	lua_getfield(L, -1, "wrap");
+	lua_pushvalue(L, -1);
+	p->ref_wrap = luaL_ref(L, LUA_REGISTRYINDEX);
+	lua_pushvalue(L, udx);
+	lua_pushcclosure(L, co_wrap, 2);
+	lua_setfield(L, -2, "wrap");
+	lua_pop(L, 1);
+	p->wrapped = 1;
+}
+
+/* Puts the originals back (only where our wrappers are still installed). */
+static void co_unpatch(lua_State *L, struct lprof *p)
+{
+	static const char *const names[2] = { "resume", "wrap" };
+	const lua_CFunction ours[2] = { co_resume, co_wrap };
+	int *refs[2] = { &p->ref_resume, &p->ref_wrap }, i;
+	if (!p->wrapped)
+		return;
+	p->wrapped = 0;
+	lua_getglobal(L, "coroutine");
+	for (i = 0; i < 2; i++) {
+		if (lua_istable(L, -1)) {
+			lua_getfield(L, -1, names[i]);
+			if (lua_tocfunction(L, -1) == ours[i]) {
+				lua_rawgeti(L, LUA_REGISTRYINDEX, *refs[i]);
+				lua_setfield(L, -3, names[i]);
+			}
+			lua_pop(L, 1);
+		}
+		luaL_unref(L, LUA_REGISTRYINDEX, *refs[i]);
+		*refs[i] = LUA_NOREF;
+	}
+	lua_pop(L, 1);
+}
+
+#endif
+
+/* ---- the userdata ---------------------------------------------------- */
+
+static struct lprof *check_open(lua_State *L)
+{
+	struct lprof *p = luaL_checkudata(L, 1, LP_CLASS);
+	if (p->ss == NULL)
+		luaL_error(L, "attempt to use a closed perf.LuaProfile");
+	return p;
+}
+
+static void set_registry(lua_State *L, struct lprof *p)
+{
+	lua_pushlightuserdata(L, &registry_key);
+	if (p != NULL)
+		lua_pushlightuserdata(L, p);
+	else
+		lua_pushnil(L);
+	lua_rawset(L, LUA_REGISTRYINDEX);
+}
+
+/* Stops sampling and gives back the hook, SIGPROF and coroutine functions. */
+static void lp_halt(lua_State *L, struct lprof *p)
+{
+	if (!p->started)
+		return;
+	p->started = 0;
+	sigsample__stop(p->ss);
+#if LP_LUAJIT
+	{
+		struct itimerval it;
+		struct sigaction cur;
+		/* luaJIT_profile_stop resets ITIMER_PROF and SIGPROF: keep what is there now. */
+		getitimer(ITIMER_PROF, &it);
+		sigaction(SIGPROF, NULL, &cur);
+		luaJIT_profile_stop(L);
+		setitimer(ITIMER_PROF, &it, NULL);
+		sigaction(SIGPROF, &cur, NULL);
+		p->lj_trigger = NULL;
+		lj_busy = 0;
+	}
+#else
+	atomic_store(&p->running, NULL);
+	{
+		/* Our hook may still be armed on this state: put the previous one back. */
+		if (lua_gethook(L) == lp_hook)
+			lua_sethook(L, p->prev_hook, p->prev_mask, p->prev_count);
+		if (p->L0 != L && lua_gethook(p->L0) == lp_hook)
+			lua_sethook(p->L0, p->prev_hook, p->prev_mask, p->prev_count);
+	}
+	co_unpatch(L, p);
+#endif
+	/* Samples the VM had no safe point for: counted, not attributed. */
+	p->unattributed += sigsample__take(p->ss);
+	set_registry(L, NULL);
+}
+
+static void lp_release(lua_State *L, struct lprof *p)
+{
+	if (p->ss == NULL)
+		return;
+	lp_halt(L, p);
+	ring__unmap(p->ring);
+	p->ring = NULL;
+	sigsample__close(p->ss);
+	p->ss = NULL;
+	evtab__delete(p->evtab);
+	p->evtab = NULL;
+	tab_free(p);
+	symbolizer__delete(p->sym);
+	p->sym = NULL;
+}
+
+static int lp_close(lua_State *L)
+{
+	lp_release(L, luaL_checkudata(L, 1, LP_CLASS));
+	return 0;
+}
+
+static int lp_start(lua_State *L)
+{
+	struct lprof *p = check_open(L);
+	int err;
+	if (p->started)
+		return luaL_error(L, "the profile is already started");
+	if (from_registry(L) != NULL)
+		return lperf_fail(L, "another perf.luaprofile is running on this Lua state", EBUSY);
+	p->L0 = L;
+	p->codepth = 0;
+	p->have_last = 0;
+#if LP_LUAJIT
+	{
+		struct sigaction before, lj;
+		struct itimerval it;
+		if (lj_busy)
+			return lperf_fail(L, "LuaJIT's profiler is process-wide and already in use", EBUSY);
+		sigaction(SIGPROF, NULL, &before);
+		getitimer(ITIMER_PROF, &it);
+		/* 'f': traces check for the profiler at function granularity, as
+		 * jit.p does; the timer interval does not matter, it is undone. */
+		luaJIT_profile_start(L, "fi100000", lj_callback, p);
+		sigaction(SIGPROF, NULL, &lj);
+		setitimer(ITIMER_PROF, &it, NULL);
+		sigaction(SIGPROF, &before, NULL);
+		if ((lj.sa_flags & SA_SIGINFO) || lj.sa_handler == SIG_DFL ||
+		    lj.sa_handler == SIG_IGN || lj.sa_handler == before.sa_handler) {
+			luaJIT_profile_stop(L);
+			sigaction(SIGPROF, &before, NULL);
+			return lperf_fail(L, "this LuaJIT has no SIGPROF profiler (built without LJ_HASPROFILE?)", ENOTSUP);
+		}
+		p->lj_trigger = lj.sa_handler;
+		lj_busy = 1;
+	}
+#else
+	p->prev_hook = lua_gethook(L);
+	p->prev_mask = lua_gethookmask(L);
+	p->prev_count = lua_gethookcount(L);
+	atomic_store(&p->running, L);
+	co_patch(L, p, 1);
+#endif
+	p->nexec = 0;
+	dl_iterate_phdr(exec_phdr, p);
+	set_registry(L, p);
+	p->started = 1;
+	err = sigsample__start(p->ss);
+	if (err < 0) {
+		lp_halt(L, p);
+		return lperf_fail(L, "cannot arm the sampling event", -err);
+	}
+	lua_settop(L, 1);
+	return 1;
+}
+
+/*
+ * Stops and returns the raw profile: { event=, counters={names}, samples=,
+ * lost=, unattributed=, signals=, stacks={ {folded, count, period, c1, ...} } }.
+ * The aggregation is reset, so start() begins a new profile.
+ */
+static int lp_stop(lua_State *L)
+{
+	struct lprof *p = check_open(L);
+	size_t i, n = 0;
+	unsigned k;
+	struct symbolizer *sym = NULL;
+	lp_halt(L, p);
+	lua_createtable(L, 0, 8);
+	lperf_setstr(L, "event", p->names[0]);
+	lua_createtable(L, (int)p->nctr, 0);
+	for (k = 0; k < p->nctr; k++) {
+		lua_pushstring(L, p->names[k + 1]);
+		lua_rawseti(L, -2, (int)k + 1);
+	}
+	lua_setfield(L, -2, "counters");
+	lperf_setu64(L, "samples", p->samples);
+	lperf_setu64(L, "lost", p->lost);
+	lperf_setu64(L, "unattributed", p->unattributed);
+	lperf_setu64(L, "signals", sigsample__signals(p->ss));
+	lperf_setu64(L, "safepoints", p->hooks);
+	lperf_setbool(L, "native", p->native && p->ring != NULL);
+	lua_createtable(L, (int)p->tab_n, 0);
+	for (i = 0; i < p->tab_cap; i++) {
+		struct lp_entry *e = &p->tab[i];
+		if (e->key == NULL)
+			continue;
+		lua_createtable(L, 3 + (int)p->nctr, 0);
+		push_named(L, &sym, e->key, e->len);
+		lua_rawseti(L, -2, 1);
+		lperf_pushu64(L, e->count);
+		lua_rawseti(L, -2, 2);
+		lperf_pushu64(L, e->period);
+		lua_rawseti(L, -2, 3);
+		for (k = 0; k < p->nctr; k++) {
+			lperf_pushu64(L, e->ctr[k]);
+			lua_rawseti(L, -2, 4 + (int)k);
+		}
+		lua_rawseti(L, -2, (int)++n);
+	}
+	lua_setfield(L, -2, "stacks");
+	symbolizer__delete(sym);
+	tab_free(p);
+	p->samples = p->lost = p->unattributed = p->hooks = 0;
+	return 1;
+}
+
+/* ---- construction ---------------------------------------------------- */
+
+/* Software events by name, for builds without evspec.c. */
+static int parse_event(const char *spec, struct evspec *ev, char *err, size_t errlen)
+{
+	static const struct { const char *name; uint32_t type; uint64_t config; } names[] = {
+		{ "cpu-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK },
+		{ "task-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK },
+		{ "page-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS },
+		{ "faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS },
+		{ "minor-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MIN },
+		{ "major-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MAJ },
+		{ "context-switches", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES },
+		{ "cpu-migrations", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_MIGRATIONS },
+		{ "cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES },
+		{ "instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS },
+		{ "cache-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES },
+		{ "cache-references", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_REFERENCES },
+		{ "branches", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS },
+		{ "branch-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES },
+	};
+	size_t i, len = strcspn(spec, ":");
+	if (evspec__parse != NULL)
+		return evspec__parse(spec, ev, err, errlen);
+	memset(ev, 0, sizeof *ev);
+	for (i = 0; i < sizeof names / sizeof names[0]; i++) {
+		if (strlen(names[i].name) == len && strncmp(spec, names[i].name, len) == 0) {
+			ev->attr.size = sizeof ev->attr;
+			ev->attr.type = names[i].type;
+			ev->attr.config = names[i].config;
+			if (spec[len] == ':' && strchr(spec + len, 'u') != NULL) {
+				ev->attr.exclude_kernel = 1;
+				ev->attr.exclude_hv = 1;
+			}
+			snprintf(ev->name, sizeof ev->name, "%s", spec);
+			return 0;
+		}
+	}
+	snprintf(err, errlen, "unknown event '%s'", spec);
+	return -ENOENT;
+}
+
+static int lp_new(lua_State *L)
+{
+	struct lprof *p;
+	struct sigsample_opts *o;
+	struct evspec ev;
+	char err[512];
+	const char *event;
+	lua_Integer freq, period;
+	int pages, rc, failed = 0, kernel;
+	unsigned k;
+
+	if (lua_isnoneornil(L, 1))
+		lua_newtable(L);
+	luaL_checktype(L, 1, LUA_TTABLE);
+	lua_settop(L, 1);
+	event = lperf_optfield_str(L, 1, "event", "cpu-clock");
+	freq = lperf_optfield_int(L, 1, "freq", 0);
+	period = lperf_optfield_int(L, 1, "period", 0);
+	pages = lperf_optfield_int(L, 1, "pages", 16);
+	kernel = lperf_optfield_bool(L, 1, "kernel", 0);
+	if (freq < 0 || period < 0 || (freq > 0 && period > 0))
+		return luaL_error(L, "give freq= or period= (a positive number), not both");
+	if (freq == 0 && period == 0)
+		freq = 999;
+	if (pages < 1 || pages > 4096 || (pages & (pages - 1)))
+		return luaL_error(L, "pages must be a power of two between 1 and 4096");
+	lua_getfield(L, 1, "counters");
+	if (!lua_isnil(L, -1))
+		luaL_checktype(L, -1, LUA_TTABLE);
+	if (lua_istable(L, -1) && lua_rawlen(L, -1) > LP_NCTR)
+		return luaL_error(L, "at most %d counters", LP_NCTR);
+
+	o = calloc(1, sizeof *o);
+	if (o == NULL)
+		return lperf_fail(L, NULL, ENOMEM);
+	p = lua_newuserdatauv(L, sizeof *p, 1);
+	memset(p, 0, sizeof *p);
+	p->ref_resume = p->ref_wrap = LUA_NOREF;
+	luaL_setmetatable(L, LP_CLASS);     /* closed: p->ss == NULL */
+
+	if (parse_event(event, &ev, err, sizeof err) < 0) {
+		free(o);
+		return lperf_fail(L, err, EINVAL);
+	}
+	snprintf(p->names[0], sizeof p->names[0], "%s", ev.name);
+	o->attr = ev.attr;
+	if (!kernel) {
+		o->attr.exclude_kernel = 1;
+		o->attr.exclude_hv = 1;
+	}
+	if (!ev.has_period) {
+		o->attr.freq = freq > 0;
+		o->attr.sample_period = freq > 0 ? (uint64_t)freq : (uint64_t)period;
+	}
+	p->fixed_period = o->attr.freq ? 1 : o->attr.sample_period;
+	if (o->attr.type == PERF_TYPE_SOFTWARE && o->attr.freq &&
+	    (o->attr.config == PERF_COUNT_SW_CPU_CLOCK ||
+	     o->attr.config == PERF_COUNT_SW_TASK_CLOCK))
+		p->fixed_period = 1000000000ULL / o->attr.sample_freq;
+	p->native = lperf_optfield_bool(L, 1, "native", 1);
+	p->vmstate_frames = lperf_optfield_bool(L, 1, "vmstate", 1);
+	o->attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_PERIOD;
+	if (p->native) {
+		o->attr.sample_type |= PERF_SAMPLE_CALLCHAIN;
+		o->attr.exclude_callchain_kernel = 1;
+	}
+	for (k = 0; lua_istable(L, 2) && k < lua_rawlen(L, 2); k++) {
+		struct evspec cev;
+		lua_rawgeti(L, 2, (int)k + 1);
+		if (lua_type(L, -1) != LUA_TSTRING) {
+			free(o);
+			return luaL_error(L, "counters[%d] must be an event name", (int)k + 1);
+		}
+		if (parse_event(lua_tostring(L, -1), &cev, err, sizeof err) < 0) {
+			free(o);
+			return lperf_fail(L, err, EINVAL);
+		}
+		lua_pop(L, 1);
+		o->counters[k] = cev.attr;
+		if (!kernel) {
+			o->counters[k].exclude_kernel = 1;
+			o->counters[k].exclude_hv = 1;
+		}
+		snprintf(p->names[k + 1], sizeof p->names[k + 1], "%s", cev.name);
+	}
+	o->nr_counters = k;
+	p->nctr = k;
+	if (k > 0)
+		o->attr.sample_type |= PERF_SAMPLE_READ;
+	o->notify = lp_notify;
+	o->arg = p;
+
+	rc = sigsample__open(o, &p->ss, &failed);
+	if (rc < 0) {
+		snprintf(err, sizeof err, "cannot open %s '%s' for sampling this thread: %s%s",
+			 failed ? "counter" : "event", p->names[failed], strerror(-rc),
+			 rc == -ENOENT ? " (no such event on this machine: hardware events need a PMU)" :
+			 rc == -EACCES || rc == -EPERM ?
+			 " (perf_event_paranoid forbids it: add :u or run with CAP_PERFMON)" : "");
+		free(o);
+		return lperf_fail(L, err, -rc);
+	}
+	free(o);
+	/* The ring carries call chains and counter values; without one the
+	 * counters are read at each safe point and stacks are Lua-only. */
+	if (p->native || p->nctr > 0) {
+		p->evtab = evtab__new();
+		if (p->evtab == NULL || evtab__add(p->evtab, sigsample__attr(p->ss), p->names[0]) < 0 ||
+		    (rc = ring__mmap(sigsample__fd(p->ss), (size_t)pages, 0, &p->ring)) < 0) {
+			if (p->evtab == NULL)
+				rc = -ENOMEM;
+			lp_release(L, p);
+			return lperf_fail(L, "cannot map the sampling ring (raise pages= or the mlock limit)",
+					  rc < 0 ? -rc : ENOMEM);
+		}
+	}
+	dl_iterate_phdr(rt_phdr, p);
+	lua_settop(L, 3);
+	return 1;
+}
+
+static int lp_stats(lua_State *L)
+{
+	struct lprof *p = check_open(L);
+	lua_createtable(L, 0, 6);
+	lperf_setu64(L, "samples", p->samples);
+	lperf_setu64(L, "lost", p->lost);
+	lperf_setu64(L, "signals", sigsample__signals(p->ss));
+	lperf_setu64(L, "safepoints", p->hooks);
+	lperf_setint(L, "signo", sigsample__signo());
+	lperf_setint(L, "tid", sigsample__tid(p->ss));
+	lperf_setbool(L, "started", p->started);
+	lperf_setbool(L, "native", p->native && p->ring != NULL);
+	return 1;
+}
+
+static const luaL_Reg lp_methods[] = {
+	{ "start", lp_start },
+	{ "stop", lp_stop },
+	{ "stats", lp_stats },
+	{ "close", lp_close },
+	{ NULL, NULL },
+};
+
+void lperf_open_luaprofile(lua_State *L)
+{
+	lperf_newclass(L, LP_CLASS, lp_methods, lp_close);
+	lperf_exportclass(L, -1, LP_CLASS, "LuaProfile");
+	/* The frame-name cache: weak keys, so functions are not kept alive. */
+	lua_pushlightuserdata(L, &cache_key);
+	lua_newtable(L);
+	lua_createtable(L, 0, 1);
+	lua_pushliteral(L, "k");
+	lua_setfield(L, -2, "__mode");
+	lua_setmetatable(L, -2);
+	lua_rawset(L, LUA_REGISTRYINDEX);
+	lua_pushcfunction(L, lp_new);
+	lua_setfield(L, -2, "luaprofile");
+}

@@ -1,0 +1,53 @@
+/* perf.caps(): what perf_events allows on this machine. */
+#include "caps.h"
+#include "luaperf.h"
+
+static void set_known(lua_State *L, const char *k, long long v)
+{
+	if (v >= 0)
+		lperf_seti64(L, k, v);
+}
+
+static int l_caps(lua_State *L)
+{
+	/* struct caps is ~25 KB: GC-owned memory, not the C stack. */
+	struct caps *c = lua_newuserdatauv(L, sizeof *c, 0);
+	size_t i;
+
+	caps__read(c);
+	lua_createtable(L, 0, 16);
+	lperf_setint(L, "paranoid", c->paranoid);
+	set_known(L, "max_sample_rate", c->max_sample_rate);
+	set_known(L, "mlock_kb", c->mlock_kb);
+	set_known(L, "max_stack", c->max_stack);
+	set_known(L, "max_contexts_per_stack", c->max_contexts_per_stack);
+	set_known(L, "cpu_time_max_percent", c->cpu_time_max_percent);
+	set_known(L, "nmi_watchdog", c->nmi_watchdog);
+	set_known(L, "kptr_restrict", c->kptr_restrict);
+	lperf_setbool(L, "hardware", c->hardware);
+	if (c->tracefs[0] != '\0')
+		lperf_setstr(L, "tracefs", c->tracefs);
+	lperf_setbool(L, "tracefs_readable", c->tracefs_readable);
+
+	lua_newtable(L);
+	for (i = 0; i < c->npmus; i++)
+		lperf_setint(L, c->pmus[i].name, c->pmus[i].type);
+	lua_setfield(L, -2, "pmus");
+	lua_newtable(L);
+	for (i = 0; i < c->npmus; i++)
+		if (c->pmus[i].max_precise >= 0)
+			lperf_seti64(L, c->pmus[i].name, c->pmus[i].max_precise);
+	lua_setfield(L, -2, "max_precise");
+	lua_newtable(L);
+	for (i = 0; i < c->npmus; i++)
+		if (c->pmus[i].branches >= 0)
+			lperf_seti64(L, c->pmus[i].name, c->pmus[i].branches);
+	lua_setfield(L, -2, "branches");
+	return 1;
+}
+
+void lperf_open_sys(lua_State *L)
+{
+	lua_pushcfunction(L, l_caps);
+	lua_setfield(L, -2, "caps");
+}

@@ -1,0 +1,144 @@
+-- luaperf flame: a perf.data file (or folded stacks) to a flame graph SVG,
+-- folded stacks, pprof or speedscope.
+local usage = [[
+usage: luaperf flame [-i perf.data|file.folded] [-o out.svg | -o -] [options]
+
+  -i FILE             input: a perf.data file (perf's or luaperf's) or folded
+                      stacks (default perf.data)
+  -o FILE             output file, '-' for stdout (default flame.svg; folded
+                      goes to stdout)
+  --format F          svg (default), folded, pprof, speedscope
+  --inverted          icicle layout (root at the top)
+  --flamechart        x axis = time, stacks not merged
+  --diff BASE         differential against BASE (same kinds of input): widths
+                      from -i, colour red = grew, blue = shrank after
+                      normalising BASE to the same total
+  --negate            with --diff: widths from BASE instead
+  --weight W          samples (default) or period
+  --annotate          folded: add _[k] (kernel), _[j] (JIT), _[i] (inlined)
+  --inline            expand inlined functions (DWARF)
+  --no-comm           no command name as the root frame
+  --title T           the title
+  --width PX          image width (default 1200)
+  --minwidth PX       leave out boxes narrower than PX (default 0.1)
+  --pid N, --tid N, --comm NAME
+                      only the samples of a process, thread or command
+]]
+
+local function parse(args)
+  local o = { input = "perf.data", format = "svg" }
+  local takes = { ["-i"] = "input", ["--input"] = "input", ["-o"] = "output",
+    ["--output"] = "output", ["--format"] = "format", ["--diff"] = "diff",
+    ["--weight"] = "weight", ["--title"] = "title", ["--minwidth"] = "minwidth",
+    ["--width"] = "width", ["--pid"] = "pid", ["--tid"] = "tid", ["--comm"] = "comm" }
+  local flags = { ["--inverted"] = "inverted", ["--flamechart"] = "flamechart",
+    ["--negate"] = "negate", ["--annotate"] = "annotate", ["--inline"] = "inline",
+    ["--no-comm"] = "no_comm", ["-h"] = "help", ["--help"] = "help" }
+  local i = 1
+  while i <= #args do
+    local a = args[i]
+    local k, v = a:match("^(%-%-[%w%-]+)=(.*)$")
+    if k then a = k end
+    if takes[a] then
+      if v == nil then
+        i = i + 1
+        v = args[i]
+        if v == nil then return nil, a .. " needs a value" end
+      end
+      o[takes[a]] = v
+    elseif flags[a] and v == nil then
+      o[flags[a]] = true
+    else
+      return nil, "unknown option '" .. args[i] .. "'"
+    end
+    i = i + 1
+  end
+  for _, k in ipairs({ "minwidth", "width", "pid", "tid" }) do
+    if o[k] then
+      local n = tonumber(o[k])
+      if not n or n < 0 then return nil, "--" .. k .. " expects a number, got '" .. o[k] .. "'" end
+      o[k] = n
+    end
+  end
+  if o.weight and o.weight ~= "samples" and o.weight ~= "period" then
+    return nil, "--weight expects samples or period, got '" .. o.weight .. "'"
+  end
+  local formats = { svg = true, folded = true, pprof = true, speedscope = true }
+  if not formats[o.format] then
+    return nil, "--format expects svg, folded, pprof or speedscope, got '" .. o.format .. "'"
+  end
+  if o.negate and not o.diff then return nil, "--negate needs --diff BASE" end
+  if o.diff and o.format ~= "svg" then return nil, "--diff draws an SVG: use --format svg" end
+  return o
+end
+
+local default_out = { svg = "flame.svg", folded = "-", pprof = "profile.pb.gz",
+  speedscope = "profile.speedscope.json" }
+
+return function(args)
+  local o, err = parse(args)
+  if not o then
+    io.stderr:write("luaperf flame: ", err, "\n", usage)
+    return 2
+  end
+  if o.help then io.stdout:write(usage); return 0 end
+  local perf = require "perf"
+  local stacks = require "perf.stacks"
+  local report = require "perf.report"
+  local lopts = { inline = o.inline, per_sample = o.flamechart or o.format == "speedscope" }
+  local list, lerr = stacks.load(o.input, lopts)
+  if not list then
+    io.stderr:write("luaperf flame: ", lerr, "\n")
+    return 1
+  end
+  if o.pid or o.tid or o.comm then
+    local keep = report.filter({ pid = o.pid, tid = o.tid, comm = o.comm })
+    local kept = { meta = list.meta }
+    for _, s in ipairs(list) do if keep(s) then kept[#kept + 1] = s end end
+    list = kept
+  end
+  for _, w in ipairs(list.meta.warnings or {}) do
+    io.stderr:write("luaperf flame: warning: ", w, "\n")
+  end
+  local base
+  if o.diff then
+    base, lerr = stacks.load(o.diff, lopts)
+    if not base then
+      io.stderr:write("luaperf flame: ", lerr, "\n")
+      return 1
+    end
+  end
+  local ropts = { layout = o.flamechart and "flamechart" or (o.inverted and "inverted" or "flame"),
+    diff = base, negate = o.negate, weight = o.weight, title = o.title, width = o.width,
+    minwidth = o.minwidth, comm = not o.no_comm, annotate = o.annotate }
+  local out
+  local info
+  if o.format == "svg" then
+    out, info = perf.flame.render(list, ropts)
+  elseif o.format == "folded" then
+    out = perf.folded.format(list, ropts)
+  elseif o.format == "pprof" then
+    out = perf.pprof.render(list, ropts)
+  else
+    out = perf.speedscope.render(list, ropts)
+  end
+  local path = o.output or default_out[o.format]
+  if path == "-" then
+    io.stdout:write(out)
+  else
+    local f, ferr = io.open(path, "wb")
+    if not f then
+      io.stderr:write("luaperf flame: cannot write ", ferr, "\n")
+      return 1
+    end
+    f:write(out)
+    f:close()
+    local extra = ""
+    if info and info.omitted > 0 then
+      extra = string.format(", %d frames narrower than %.2f px left out", info.omitted, info.minwidth)
+    end
+    io.stderr:write(string.format("luaperf flame: wrote %s (%s, %d samples%s)\n", path, o.format,
+      list.meta.samples or 0, extra))
+  end
+  return 0
+end

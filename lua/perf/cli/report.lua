@@ -1,0 +1,217 @@
+-- luaperf report: what `perf report --stdio` prints, from a perf.data file
+-- (or folded stacks): a header with the event, the sample count and the
+-- lost samples; one row per (command, shared object, symbol) with its
+-- overhead (children and self); optionally the call graph under each row.
+local usage = [[
+usage: luaperf report [-i perf.data|file.folded] [options]
+
+  -i FILE                input (default perf.data)
+  -s, --sort KEYS        comma-separated: sym, dso, comm, pid, tid, cpu
+                         (default comm,dso,sym)
+  --children             overhead includes callees (default with call chains)
+  --no-children          self overhead only
+  --percent-limit P      hide rows under P percent
+  -g, --call-graph       print the call graph under each row
+  --no-call-graph        no call graph (default)
+  -n N                   at most N rows
+  --weight W             samples or period (default period, as perf)
+  --comm NAME, --pid N, --tid N, --dso PATTERN, --symbol PATTERN
+                         only samples of that command, process, thread,
+                         object or leaf symbol (Lua patterns)
+  --stdio                accepted for perf compatibility (always text)
+]]
+
+local function parse(args)
+  local o = { input = "perf.data", sort = "comm,dso,sym", weight = "period" }
+  local takes = { ["-i"] = "input", ["--input"] = "input", ["-s"] = "sort", ["--sort"] = "sort",
+    ["--percent-limit"] = "percent_limit", ["-n"] = "n", ["--comm"] = "comm",
+    ["--pid"] = "pid", ["--tid"] = "tid", ["--dso"] = "dso", ["--symbol"] = "symbol",
+    ["--weight"] = "weight" }
+  local flags = { ["--children"] = { "children", true }, ["--no-children"] = { "children", false },
+    ["-g"] = { "graph", true }, ["--call-graph"] = { "graph", true },
+    ["--no-call-graph"] = { "graph", false }, ["--stdio"] = { "stdio", true },
+    ["-h"] = { "help", true }, ["--help"] = { "help", true } }
+  local i = 1
+  while i <= #args do
+    local a = args[i]
+    local k, v = a:match("^(%-%-[%w%-]+)=(.*)$")
+    if k then a = k end
+    if takes[a] then
+      if v == nil then
+        i = i + 1
+        v = args[i]
+        if v == nil then return nil, a .. " needs a value" end
+      end
+      o[takes[a]] = v
+    elseif flags[a] and v == nil then
+      o[flags[a][1]] = flags[a][2]
+    else
+      return nil, "unknown option '" .. args[i] .. "'"
+    end
+    i = i + 1
+  end
+  for _, k in ipairs({ "percent_limit", "n", "pid", "tid" }) do
+    if o[k] then
+      local n = tonumber(o[k])
+      if not n then return nil, k:gsub("_", "-") .. " expects a number, got '" .. o[k] .. "'" end
+      o[k] = n
+    end
+  end
+  if o.weight ~= "samples" and o.weight ~= "period" then
+    return nil, "--weight expects samples or period"
+  end
+  return o
+end
+
+-- perf's sample count: 2814 -> "2K" (integer division by 1000s).
+local function short_count(n)
+  local units = { "", "K", "M", "G" }
+  local u = 1
+  while n > 1000 and u < #units do
+    n = math.floor(n / 1000)
+    u = u + 1
+  end
+  return string.format("%d%s", n, units[u])
+end
+
+local function pct(x) return string.format("%.2f%%", x) end
+
+-- The call graph under a row, in perf's ASCII style.
+local function print_graph(out, tree, total, w)
+  local function line(s) out[#out + 1] = s end
+  line("            |")
+  line("            ---" .. tree.name)
+  local function emit(node, prefix)
+    local kids = node.kids
+    if #kids == 1 and kids[1].w == node.w then
+      line(prefix .. kids[1].name)
+      return emit(kids[1], prefix)
+    end
+    for i, c in ipairs(kids) do
+      local last = i == #kids
+      line(prefix .. "|          ")
+      line(prefix .. (last and " --" or "|--") .. pct(100 * c.w / total) .. "--" .. c.name)
+      emit(c, prefix .. (last and " " or "|") .. string.rep(" ", 10))
+    end
+  end
+  emit(tree, string.rep(" ", 15))
+  line("")
+end
+
+return function(args)
+  local o, err = parse(args)
+  if not o then
+    io.stderr:write("luaperf report: ", err, "\n", usage)
+    return 2
+  end
+  if o.help then io.stdout:write(usage); return 0 end
+  local stacks = require "perf.stacks"
+  local report = require "perf.report"
+  local list, lerr = stacks.load(o.input, {})
+  if not list then
+    io.stderr:write("luaperf report: ", lerr, "\n")
+    return 1
+  end
+  local meta = list.meta
+  for _, w in ipairs(meta.warnings or {}) do
+    io.stderr:write("luaperf report: warning: ", w, "\n")
+  end
+  local has_chains = false
+  for _, s in ipairs(list) do
+    if #s.frames > 1 then has_chains = true; break end
+  end
+  local children = o.children
+  if children == nil then children = has_chains end
+
+  local keys = {}
+  for k in o.sort:gmatch("[^,%s]+") do
+    if k == "symbol" then k = "sym" end
+    if k == "shared_object" then k = "dso" end
+    keys[#keys + 1] = k
+  end
+  local ok, rows = pcall(report.top, list, { by = keys, children = children, weight = o.weight,
+    comm = o.comm, pid = o.pid, tid = o.tid, dso = o.dso, sym = o.symbol })
+  if not ok then
+    io.stderr:write("luaperf report: ", tostring(rows):gsub("^[^:]*:%d+: ", ""), "\n")
+    return 2
+  end
+
+  local out = {}
+  local function put(s) out[#out + 1] = s end
+  put("# luaperf report")
+  put("#")
+  put(string.format("# Total Lost Samples: %d", meta.lost or 0))
+  if (meta.throttled or 0) > 0 then
+    put(string.format("# Throttle events: %d (samples were dropped; the profile may be biased)", meta.throttled))
+  end
+  put("#")
+  put(string.format("# Samples: %s  of event '%s'", short_count(meta.samples or 0), meta.event or "unknown"))
+  put(string.format("# Event count (approx.): %.0f", meta.period or 0))
+  put("#")
+
+  -- columns
+  local cols = {}
+  if children then
+    cols[#cols + 1] = { title = "Children", get = function(r) return pct(r.total_pct) end, right = true }
+    cols[#cols + 1] = { title = "Self", get = function(r) return pct(r.self_pct) end, right = true }
+  else
+    cols[#cols + 1] = { title = "Overhead", get = function(r) return pct(r.self_pct) end, right = true }
+  end
+  local titles = { comm = "Command", dso = "Shared Object", sym = "Symbol", pid = "Pid:Command",
+    tid = "Tid:Command", cpu = "CPU" }
+  local getters = {
+    comm = function(r) return r.comm or "[unknown]" end,
+    dso = function(r) return r.dso or "[unknown]" end,
+    sym = function(r) return (r.kind == "kernel" and "[k] " or "[.] ") .. (r.sym or "[unknown]") end,
+    pid = function(r) return string.format("%7d:%s", r.pid or -1, r.comm or "[unknown]") end,
+    tid = function(r) return string.format("%7d:%s", r.tid or -1, r.comm or "[unknown]") end,
+    cpu = function(r) return string.format("%03d", r.cpu or -1) end,
+  }
+  for _, k in ipairs(keys) do
+    cols[#cols + 1] = { title = titles[k], get = getters[k] }
+  end
+  local limit = o.percent_limit or 0
+  local shown = {}
+  for _, r in ipairs(rows) do
+    local p = children and r.total_pct or r.self_pct
+    if p >= limit and (not o.n or #shown < o.n) then shown[#shown + 1] = r end
+  end
+  for _, c in ipairs(cols) do
+    c.width = #c.title
+    for _, r in ipairs(shown) do
+      local v = c.get(r)
+      if #v > c.width then c.width = #v end
+    end
+  end
+  local function fmt_row(vals)
+    local parts = {}
+    for i, c in ipairs(cols) do
+      local v = vals[i]
+      if c.right then parts[i] = string.rep(" ", c.width - #v) .. v
+      elseif i == #cols then parts[i] = v
+      else parts[i] = v .. string.rep(" ", c.width - #v) end
+    end
+    return table.concat(parts, "  ")
+  end
+  local th, dots = {}, {}
+  for i, c in ipairs(cols) do
+    th[i] = c.title
+    dots[i] = string.rep(".", c.width)
+  end
+  put("# " .. fmt_row(th))
+  put("# " .. fmt_row(dots))
+  put("#")
+  for _, r in ipairs(shown) do
+    local vals = {}
+    for i, c in ipairs(cols) do vals[i] = c.get(r) end
+    put("  " .. fmt_row(vals))
+    if o.graph and r.symkey then
+      local tree = report.callgraph(list, r, { children = children, weight = o.weight,
+        comm = o.comm, pid = o.pid, tid = o.tid })
+      print_graph(out, tree, rows.total, o.weight)
+    end
+  end
+  put("")
+  io.stdout:write(table.concat(out, "\n"), "\n")
+  return 0
+end

@@ -1,0 +1,344 @@
+-- Flame graphs: a stack list rendered as a self-contained interactive SVG
+-- (click to zoom, reset zoom, search with highlight and cumulative
+-- percentage, tooltips), in four layouts:
+--   flame      root at the bottom, siblings merged and sorted by name
+--   inverted   the same, root at the top (icicle)
+--   flamechart x = time: stacks in time order, only neighbours merged
+--   diff       widths from one profile, colour from the delta against a
+--              base normalised to the same total (red grew, blue shrank)
+-- Boxes narrower than minwidth pixels are left out (the footer says how
+-- many), and the number of boxes is capped so the file stays bounded.
+local stacks = require "perf.stacks"
+local svgjs = require "perf.flame_js"
+
+local M = {}
+
+local function xml(s)
+  return (s:gsub("[&<>\"]", { ["&"] = "&amp;", ["<"] = "&lt;", [">"] = "&gt;", ['"'] = "&quot;" })
+    :gsub("[%z\1-\8\11\12\14-\31]", "?"))
+end
+M.xml_escape = xml
+
+local function weight_fn(opts)
+  if opts.weight == "period" then
+    return function(s) return s.period or 0 end
+  end
+  return function(s) return s.count or 1 end
+end
+
+-- The call tree of a stack list.  A node: { name=, kind=, key=, v=, kids=
+-- { [key] = node }, order = { node, ... } }.  chart: stacks in time order,
+-- a frame merges only with the last child (neighbours), so x is time.
+function M.tree(list, opts)
+  opts = opts or {}
+  local w = weight_fn(opts)
+  local with_comm = opts.comm ~= false
+  local chart = opts.layout == "flamechart"
+  local root = { name = "all", kind = "root", key = "all", v = 0, kids = {}, order = {} }
+  local seq = list
+  if chart then
+    seq = {}
+    for i, s in ipairs(list) do seq[i] = s end
+    local idx = {}
+    for i, s in ipairs(seq) do idx[s] = i end
+    table.sort(seq, function(a, b)
+      local ta, tb = a.time or 0, b.time or 0
+      if ta ~= tb then return ta < tb end
+      return idx[a] < idx[b]
+    end)
+  end
+  local keycache = {}
+  local function child(node, name, kind, key)
+    local c
+    if chart then
+      c = node.order[#node.order]
+      if c and c.key ~= key then c = nil end
+    else
+      c = node.kids[key]
+    end
+    if not c then
+      c = { name = name, kind = kind, key = key, v = 0, kids = {}, order = {} }
+      node.kids[key] = c
+      node.order[#node.order + 1] = c
+    end
+    return c
+  end
+  for _, s in ipairs(seq) do
+    local wt = w(s)
+    if wt > 0 then
+      root.v = root.v + wt
+      local node = root
+      if with_comm and s.comm then
+        node = child(node, s.comm, "comm", "\2" .. s.comm)
+        node.v = node.v + wt
+      end
+      for _, f in ipairs(s.frames) do
+        local key = keycache[f]
+        if not key then
+          key = stacks.label(f) .. "\1" .. (f.kind or "user")
+          keycache[f] = key
+        end
+        node = child(node, stacks.label(f), f.kind or "user", key)
+        node.v = node.v + wt
+      end
+    end
+  end
+  return root
+end
+
+-- Sets node.delta on every node of skel from the matching path in other,
+-- after scaling other to skel's total.
+local function set_deltas(skel, other, negate)
+  local scale = (other.v > 0) and (skel.v / other.v) or 0
+  local eps = 1e-9 * (skel.v > 0 and skel.v or 1)
+  local maxd = 0
+  local function walk(n, o)
+    local d = n.v - (o and o.v * scale or 0)
+    if negate then d = -d end
+    if d < eps and d > -eps then d = 0 end
+    n.delta = d
+    if d > maxd then maxd = d elseif -d > maxd then maxd = -d end
+    for _, c in ipairs(n.order) do
+      walk(c, o and o.kids[c.key] or nil)
+    end
+  end
+  walk(skel, other)
+  return maxd
+end
+
+-- Deterministic colours: a hash of the name picks the shade, the kind
+-- picks the palette (user red-yellow, kernel orange, JIT green, inlined
+-- aqua, Lua blue).
+local function hash3(name)
+  local h1, h2 = 0, 0
+  for i = 1, math.min(#name, 24) do
+    local b = name:byte(i)
+    h1 = (h1 * 31 + b) % 1000003
+    h2 = (h2 * 17 + b * 7) % 999983
+  end
+  return (h1 % 1000) / 1000, (h2 % 1000) / 1000, ((h1 + h2) % 997) / 997
+end
+
+local palettes = {
+  user = function(a, b, c) return 205 + 50 * c, 60 + 170 * a, 40 + 30 * b end,
+  comm = function(a, b, c) return 205 + 50 * c, 60 + 170 * a, 40 + 30 * b end,
+  kernel = function(a, b, c) return 230 + 25 * c, 130 + 50 * a, 20 + 40 * b end,
+  jit = function(a, b, c) return 50 + 60 * a, 190 + 60 * c, 50 + 60 * b end,
+  inline = function(a, b, c) return 60 + 50 * a, 200 + 50 * c, 200 + 50 * b end,
+  lua = function(a, b, c) return 90 + 60 * a, 120 + 60 * b, 220 + 35 * c end,
+  root = function() return 200, 200, 200 end,
+}
+
+local function colour(node, diff, maxd)
+  if diff then
+    local r, g, b = 255, 255, 255
+    local d = node.delta or 0
+    if maxd > 0 then
+      if d > 0 then
+        g = math.floor(210 * (maxd - d) / maxd); b = g
+      elseif d < 0 then
+        r = math.floor(210 * (maxd + d) / maxd); g = r
+      end
+    end
+    return string.format("rgb(%d,%d,%d)", r, g, b)
+  end
+  local p = palettes[node.kind] or palettes.user
+  local r, g, b = p(hash3(node.name))
+  return string.format("rgb(%d,%d,%d)", math.floor(r), math.floor(g), math.floor(b))
+end
+
+local function commas(n)
+  local s = string.format("%.0f", n)
+  local out = s:reverse():gsub("(%d%d%d)", "%1,"):reverse()
+  return (out:gsub("^,", ""))
+end
+M.commas = commas
+
+-- Renders a stack list as SVG text.  opts:
+--   layout      "flame" (default) | "inverted" | "flamechart"
+--   diff        a base stack list: differential colouring; negate flips
+--               the direction (widths from the base)
+--   weight      "samples" (default) | "period"
+--   title, subtitle, width (px, 1200), minwidth (px, 0.1), maxboxes (30000)
+--   comm        false: no command frame at the root
+function M.render(list, opts)
+  opts = opts or {}
+  if type(list) ~= "table" then error("flame.render: expected a stack list", 2) end
+  local layout = opts.layout or "flame"
+  if opts.inverted then layout = "inverted" end
+  if opts.flamechart then layout = "flamechart" end
+  local topts = { weight = opts.weight, comm = opts.comm, layout = layout }
+  local root = M.tree(list, topts)
+  local diff = opts.diff ~= nil
+  local maxd = 0
+  if diff then
+    local base = M.tree(opts.diff, topts)
+    if opts.negate then
+      root, base = base, root
+    end
+    maxd = set_deltas(root, base, opts.negate)
+  end
+
+  local W = opts.width or 1200
+  local fh, fs, xpad = 16, 12, 10
+  local minw = opts.minwidth or 0.1
+  local maxboxes = opts.maxboxes or 30000
+  local total = root.v
+  local scale = total > 0 and (W - 2 * xpad) / total or 0
+
+  -- Cap the number of boxes: raise minwidth to the width of the
+  -- maxboxes-th widest box when there are more.
+  local widths, nboxes = {}, 0
+  local function collect(n)
+    nboxes = nboxes + 1
+    widths[nboxes] = n.v
+    for _, c in ipairs(n.order) do collect(c) end
+  end
+  collect(root)
+  if nboxes > maxboxes then
+    table.sort(widths, function(a, b) return a > b end)
+    -- boxes as narrow as the cut go too (ties would overshoot the cap)
+    local cut = widths[maxboxes] * scale * (1 + 1e-9)
+    if cut > minw then minw = cut end
+  end
+  widths = nil
+
+  -- Lay out: boxes[i] = { node, start, depth }
+  local boxes = {}
+  local omitted, omitted_w, maxdepth = 0, 0, 0
+  local sorted = layout ~= "flamechart"
+  local function count_subtree(n)
+    local k = 1
+    for _, c in ipairs(n.order) do k = k + count_subtree(c) end
+    return k
+  end
+  local function visit(n, start, depth)
+    if n.v * scale < minw and depth > 0 then
+      omitted = omitted + count_subtree(n)
+      omitted_w = omitted_w + n.v
+      return
+    end
+    boxes[#boxes + 1] = { n, start, depth }
+    if depth > maxdepth then maxdepth = depth end
+    local kids = n.order
+    if sorted and #kids > 1 then
+      kids = {}
+      for i, c in ipairs(n.order) do kids[i] = c end
+      table.sort(kids, function(a, b)
+        if a.name ~= b.name then return a.name < b.name end
+        return a.kind < b.kind
+      end)
+    end
+    local x = start
+    for _, c in ipairs(kids) do
+      visit(c, x, depth + 1)
+      x = x + c.v
+    end
+  end
+  if total > 0 then visit(root, 0, 0) end
+
+  local meta = list.meta or {}
+  local warn = {}
+  if (meta.lost or 0) > 0 then warn[#warn + 1] = commas(meta.lost) .. " samples lost" end
+  if (meta.throttled or 0) > 0 then warn[#warn + 1] = commas(meta.throttled) .. " throttle events" end
+  local top = fh * 3 + (#warn > 0 and fh or 0)
+  local bottom = fh * 2
+  local H = top + (maxdepth + 1) * fh + bottom
+  local inverted = layout == "inverted"
+  local function ypos(depth)
+    if inverted then return top + depth * fh end
+    return H - bottom - (depth + 1) * fh
+  end
+
+  local unit = opts.weight == "period" and (meta.unit or "period") or "samples"
+  local title = opts.title
+  if not title then
+    local what = ({ flame = "Flame Graph", inverted = "Icicle Graph",
+      flamechart = "Flame Chart" })[layout] or "Flame Graph"
+    if diff then what = "Differential " .. what end
+    local ev = meta.event and (meta.event .. ", ") or ""
+    title = string.format("%s: %s%s %s", what, ev, commas(total), unit)
+  end
+  local subtitle = opts.subtitle
+  if not subtitle and diff then
+    subtitle = opts.negate
+      and "widths: base profile; red: grew, blue: shrank (normalised to the same total)"
+      or "widths: this profile; red: grew, blue: shrank vs base (normalised to the same total)"
+  end
+
+  local out = {}
+  local n = 0
+  local function put(s) n = n + 1; out[n] = s end
+  put('<?xml version="1.0" standalone="no"?>\n')
+  put(string.format('<svg version="1.1" width="%d" height="%d" viewBox="0 0 %d %d" ' ..
+    'xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" ' ..
+    'onload="init(evt)" data-total="%.17g" data-xpad="%d" data-fontw="%.3f" data-unit="%s" data-layout="%s">\n',
+    W, H, W, H, total, xpad, fs * 0.59, xml(unit), layout))
+  put('<style type="text/css">\n' ..
+    'text { font-family: Verdana, sans-serif; font-size: ' .. fs .. 'px; fill: rgb(0,0,0); }\n' ..
+    '#title { text-anchor: middle; font-size: 17px; }\n' ..
+    '#warn { text-anchor: middle; fill: rgb(200,0,0); font-weight: bold; }\n' ..
+    '#subtitle, #omitted { fill: rgb(90,90,90); }\n' ..
+    '#search, #matched, #unzoom { opacity: 0.1; cursor: pointer; }\n' ..
+    '#search:hover, #search.show, #unzoom.show, #matched.show { opacity: 1; }\n' ..
+    '#unzoom.hide { display: none; }\n' ..
+    'g.f:hover rect { stroke: black; stroke-width: 0.5; cursor: pointer; }\n' ..
+    'g.f text { pointer-events: none; }\n' ..
+    'g.parent { opacity: 0.5; }\n' ..
+    'g.hide { display: none; }\n' ..
+    '</style>\n')
+  put('<script type="text/ecmascript"><![CDATA[\n' .. svgjs .. '\n]]></script>\n')
+  put(string.format('<rect x="0" y="0" width="%d" height="%d" fill="rgb(248,248,248)"/>\n', W, H))
+  put(string.format('<text id="title" x="%d" y="%d">%s</text>\n', W / 2, fh + 4, xml(title)))
+  local y = fh * 2 + 2
+  if #warn > 0 then
+    put(string.format('<text id="warn" x="%d" y="%d">WARNING: %s: this profile may be biased</text>\n',
+      W / 2, y, xml(table.concat(warn, ", "))))
+    y = y + fh
+  end
+  if subtitle then
+    put(string.format('<text id="subtitle" x="%d" y="%d">%s</text>\n', xpad, y, xml(subtitle)))
+  end
+  put(string.format('<text id="unzoom" class="hide" x="%d" y="%d">Reset Zoom</text>\n', xpad, top - 4))
+  put(string.format('<text id="search" x="%d" y="%d" text-anchor="end">Search</text>\n', W - xpad, top - 4))
+  put(string.format('<text id="matched" x="%d" y="%d" text-anchor="end"> </text>\n', W - xpad, H - 8))
+  put(string.format('<text id="details" x="%d" y="%d"> </text>\n', xpad, H - 8))
+  if omitted > 0 then
+    put(string.format('<text id="omitted" x="%d" y="%d" text-anchor="middle">%s frames narrower than %.2f px omitted (%s %s)</text>\n',
+      W / 2, H - fh - 8 + fh, commas(omitted), minw, commas(omitted_w), unit))
+  end
+  put('<g id="frames">\n')
+  local fontw = fs * 0.59
+  for _, b in ipairs(boxes) do
+    local node, start, depth = b[1], b[2], b[3]
+    local x = xpad + start * scale
+    local w = node.v * scale
+    local pct = 100 * node.v / total
+    local tip
+    if diff then
+      tip = string.format("%s (%s %s, %.2f%%; %+.2f%% vs base)", node.name, commas(node.v), unit, pct,
+        100 * (node.delta or 0) / total)
+    else
+      tip = string.format("%s (%s %s, %.2f%%)", node.name, commas(node.v), unit, pct)
+    end
+    local label = ""
+    local chars = math.floor((w - 3) / fontw)
+    if chars >= 3 then
+      label = node.name
+      if #label > chars then label = label:sub(1, chars - 2) .. ".." end
+    end
+    local yy = ypos(depth)
+    put(string.format('<g class="f" data-s="%.17g" data-e="%.17g" data-d="%d" data-k="%s"><title>%s</title>' ..
+      '<rect x="%.2f" y="%d" width="%.2f" height="%d" fill="%s" rx="2"/>',
+      start, start + node.v, depth, node.kind, xml(tip), x, yy, w, fh - 1, colour(node, diff, maxd)))
+    if label ~= "" then
+      put(string.format('<text x="%.2f" y="%d">%s</text>', x + 3, yy + fh - 4, xml(label)))
+    end
+    put('</g>\n')
+  end
+  put('</g>\n</svg>\n')
+  return table.concat(out), { boxes = #boxes, omitted = omitted, omitted_weight = omitted_w,
+    total = total, minwidth = minw, maxdelta = maxd }
+end
+
+return M

@@ -1,0 +1,340 @@
+-- Reports over a stack list: group samples by a key, sum self and total
+-- (children) weight, sort, cut.  p:top{...} and `luaperf report` use this.
+--
+--   report.top(list, {
+--     by = "sym" | "dso" | "comm" | "pid" | "tid" | "cpu" | "frame"
+--          | { "comm", "dso", "sym" } (several keys, as perf --sort)
+--          | function(stack) -> key | nil,
+--     depth = d,              -- by = "frame": the frame at depth d (1 = root)
+--     n = 20,                 -- rows (all when nil)
+--     children = true,        -- sort by total (self + callees), else self
+--     weight = "samples" | "period",
+--     comm = "name" | { names }, pid = n | { pids }, tid = n,
+--     dso = "lua pattern", sym = "lua pattern",
+--     tmin = t, tmax = t,     -- time window (stacks carrying times)
+--     filter = function(stack) -> bool,
+--   })
+--   -> { { key=, self=, total=, self_pct=, total_pct=, sym=, dso=, comm=,
+--          pid=, tid=, cpu=, kind=, samples= }, ..., total = weight of all
+--        samples that passed the filters }
+local stacks = require "perf.stacks"
+
+local M = {}
+
+local function set_of(v)
+  if v == nil then return nil end
+  local s = {}
+  if type(v) == "table" then
+    for _, x in ipairs(v) do s[x] = true end
+  else
+    s[v] = true
+  end
+  return s
+end
+
+-- The filter of opts as one predicate over a stack.
+function M.filter(opts)
+  local comms, pids, tids = set_of(opts.comm), set_of(opts.pid), set_of(opts.tid)
+  local dso, sym, tmin, tmax, fn = opts.dso, opts.sym, opts.tmin, opts.tmax, opts.filter
+  return function(s)
+    if comms and not comms[s.comm] then return false end
+    if pids and not pids[s.pid] then return false end
+    if tids and not tids[s.tid] then return false end
+    if tmin and (s.time or 0) < tmin then return false end
+    if tmax and (s.time or 0) > tmax then return false end
+    if dso or sym then
+      local leaf = s.frames[#s.frames]
+      if not leaf then return false end
+      if dso and not (leaf.dso and leaf.dso:find(dso)) then return false end
+      if sym and not stacks.label(leaf):find(sym) then return false end
+    end
+    if fn and not fn(s) then return false end
+    return true
+  end
+end
+
+-- A symbol as perf report prints it: the name, or the address.
+local function sym_name(f)
+  if f.name then return f.name end
+  if f.addr then return stacks.hex(f.addr) end
+  return stacks.label(f)
+end
+M.sym_name = sym_name
+
+local function dso_name(f)
+  if f.dso and f.dso ~= "" then return stacks.basename(f.dso) end
+  return "[unknown]"
+end
+M.dso_name = dso_name
+
+-- Per-frame keys: what a frame contributes to a row.
+local frame_keys = {
+  sym = function(f) return sym_name(f) .. "\1" .. (f.kind == "kernel" and "k" or "u") end,
+  dso = function(f) return dso_name(f) end,
+}
+-- Per-stack keys: the same for every frame of a stack.
+local stack_keys = {
+  comm = function(s) return s.comm or "[unknown]" end,
+  pid = function(s) return s.pid or -1 end,
+  tid = function(s) return s.tid or -1 end,
+  cpu = function(s) return s.cpu or -1 end,
+}
+
+local function normalize_by(by)
+  if by == nil then return { "sym" } end
+  if type(by) == "string" then
+    local t = {}
+    for k in by:gmatch("[^,%s]+") do t[#t + 1] = k end
+    return t
+  end
+  return by
+end
+
+-- Groups and sums.  Returns rows (unsorted) and the filtered total.
+local function aggregate(list, opts)
+  local keep = M.filter(opts)
+  local by = opts.by
+  local period = opts.weight == "period"
+  local rows, order = {}, {}
+  local total = 0
+  local function row(key, s, f)
+    local r = rows[key]
+    if not r then
+      r = { key = key, self = 0, total = 0, samples = 0 }
+      rows[key] = r
+      order[#order + 1] = r
+      if f then
+        r.sym = sym_name(f); r.dso = dso_name(f); r.kind = f.kind; r.frame = f
+        r.symkey = frame_keys.sym(f)
+      end
+      r.comm, r.pid, r.tid, r.cpu = s.comm, s.pid, s.tid, s.cpu
+    end
+    return r
+  end
+
+  if type(by) == "function" then
+    for _, s in ipairs(list) do
+      if keep(s) then
+        local w = period and (s.period or 0) or (s.count or 1)
+        total = total + w
+        local key = by(s)
+        if key ~= nil then
+          local r = row(key, s, s.frames[#s.frames])
+          r.self = r.self + w; r.total = r.total + w
+          r.samples = r.samples + (s.count or 1)
+        end
+      end
+    end
+    return order, total
+  end
+
+  if by == "frame" then
+    local depth = opts.depth or 1
+    for _, s in ipairs(list) do
+      if keep(s) then
+        local w = period and (s.period or 0) or (s.count or 1)
+        total = total + w
+        local f = s.frames[depth]
+        if f then
+          local r = row(frame_keys.sym(f), s, f)
+          r.total = r.total + w
+          if depth == #s.frames then r.self = r.self + w end
+          r.samples = r.samples + (s.count or 1)
+        end
+      end
+    end
+    return order, total
+  end
+
+  local keys = normalize_by(by)
+  local fkeys, skeys = {}, {}
+  for _, k in ipairs(keys) do
+    if k == "symbol" then k = "sym" end
+    if k == "shared_object" then k = "dso" end
+    if frame_keys[k] then fkeys[#fkeys + 1] = frame_keys[k]
+    elseif stack_keys[k] then skeys[#skeys + 1] = stack_keys[k]
+    else error("report: unknown sort key '" .. tostring(k) .. "' (sym, dso, comm, pid, tid, cpu)", 3) end
+  end
+  local fkcache = {}
+  local function fkey(f)
+    local k = fkcache[f]
+    if not k then
+      local parts = {}
+      for i, fn in ipairs(fkeys) do parts[i] = fn(f) end
+      k = table.concat(parts, "\2")
+      fkcache[f] = k
+    end
+    return k
+  end
+  for _, s in ipairs(list) do
+    if keep(s) then
+      local w = period and (s.period or 0) or (s.count or 1)
+      total = total + w
+      local sk = ""
+      for _, fn in ipairs(skeys) do sk = sk .. "\3" .. tostring(fn(s)) end
+      local nf = #s.frames
+      if #fkeys == 0 then
+        local r = row(sk, s, s.frames[nf])
+        r.self = r.self + w; r.total = r.total + w
+        r.samples = r.samples + (s.count or 1)
+      elseif nf > 0 then
+        -- self: the leaf; total: every distinct key on the stack, once
+        local seen = {}
+        for i = nf, 1, -1 do
+          local f = s.frames[i]
+          local key = fkey(f) .. sk
+          if not seen[key] then
+            seen[key] = true
+            local r = row(key, s, f)
+            r.total = r.total + w
+            if i == nf then
+              r.self = r.self + w
+              r.samples = r.samples + (s.count or 1)
+            end
+          end
+        end
+      end
+    end
+  end
+  return order, total
+end
+
+function M.top(list, opts)
+  opts = opts or {}
+  local rows, total = aggregate(list, opts)
+  local by_total = opts.children
+  local kept = {}
+  for _, r in ipairs(rows) do
+    if by_total or r.self > 0 then
+      r.self_pct = total > 0 and 100 * r.self / total or 0
+      r.total_pct = total > 0 and 100 * r.total / total or 0
+      kept[#kept + 1] = r
+    end
+  end
+  table.sort(kept, function(a, b)
+    local x, y
+    if by_total then x, y = a.total, b.total else x, y = a.self, b.self end
+    if x ~= y then return x > y end
+    if a.self ~= b.self then return a.self > b.self end
+    return tostring(a.key) < tostring(b.key)
+  end)
+  local n = opts.n
+  if n and #kept > n then
+    for i = #kept, n + 1, -1 do kept[i] = nil end
+  end
+  kept.total = total
+  return kept
+end
+
+-- The caller tree under one row, as perf report -g draws it.  children
+-- mode: the paths from the row's function to the leaves (callees);
+-- otherwise: the paths from the leaf up through its callers.  Returns a
+-- tree { name=, w=, kids = { sorted nodes } }.
+function M.callgraph(list, row, opts)
+  opts = opts or {}
+  local keep = M.filter(opts)
+  local period = opts.weight == "period"
+  local match = frame_keys.sym
+  local root = { name = row.sym, w = 0, kids = {}, index = {} }
+  local function add(node, name, w)
+    local c = node.index[name]
+    if not c then
+      c = { name = name, w = 0, kids = {}, index = {} }
+      node.index[name] = c
+      node.kids[#node.kids + 1] = c
+    end
+    c.w = c.w + w
+    return c
+  end
+  local want = row.symkey
+  for _, s in ipairs(list) do
+    if keep(s) then
+      local w = period and (s.period or 0) or (s.count or 1)
+      local fr = s.frames
+      local nf = #fr
+      if opts.children then
+        -- first (outermost) occurrence: the whole callee side once
+        for i = 1, nf do
+          if match(fr[i]) == want then
+            root.w = root.w + w
+            local node = root
+            for j = i + 1, nf do node = add(node, sym_name(fr[j]), w) end
+            break
+          end
+        end
+      elseif nf > 0 and match(fr[nf]) == want then
+        root.w = root.w + w
+        local node = root
+        for j = nf - 1, 1, -1 do node = add(node, sym_name(fr[j]), w) end
+      end
+    end
+  end
+  local function sortrec(n)
+    table.sort(n.kids, function(a, b)
+      if a.w ~= b.w then return a.w > b.w end
+      return a.name < b.name
+    end)
+    for _, c in ipairs(n.kids) do sortrec(c) end
+  end
+  sortrec(root)
+  return root
+end
+
+-- A symbolizer for a live profile: /proc/PID/maps of each of its pids.
+local function live_symbolizer(perf, p)
+  if not perf.symbolizer then return nil end
+  local sym = perf.symbolizer()
+  local seen = {}
+  for e in p:stacks() do
+    if e.pid and e.pid > 0 and not seen[e.pid] then
+      seen[e.pid] = true
+      sym:load(e.pid)
+    end
+  end
+  return sym
+end
+
+-- The Lua-side part (lua/perf/init.lua calls it): the report and export
+-- modules as perf.report, perf.flame, ..., and methods on profiles:
+--   p:stacklist{symbolizer=, inline=}   the symbolized stack list
+--   p:top{...}  p:folded{...}  p:flamegraph{...}  p:pprof{...}  p:speedscope{...}
+-- Each takes the options of its module plus symbolizer= (default: one that
+-- reads /proc/PID/maps of the profile's processes, for live profiles).
+setmetatable(M, { __call = function(_, perf)
+  perf.stacks = stacks
+  perf.report = M
+  perf.folded = require "perf.folded"
+  perf.flame = require "perf.flame"
+  perf.pprof = require "perf.pprof"
+  perf.speedscope = require "perf.speedscope"
+  local P = perf.core and perf.core.Profile
+  if type(P) ~= "table" then return end
+  function P.stacklist(p, opts)
+    opts = opts or {}
+    local sym = opts.symbolizer
+    if sym == nil then sym = live_symbolizer(perf, p) end
+    local list = stacks.from_profile(p, sym or nil, opts)
+    local ev
+    for _, st in ipairs(list) do ev = ev or st.event end
+    list.meta.event = list.meta.event or ev
+    return list
+  end
+  local function lst(p, opts)
+    if opts and opts.list then return opts.list end
+    return P.stacklist(p, opts)
+  end
+  function P.top(p, opts) return M.top(lst(p, opts), opts) end
+  function P.folded(p, opts) return perf.folded.format(lst(p, opts), opts) end
+  function P.flamegraph(p, opts)
+    opts = opts or {}
+    local o = {}
+    for k, v in pairs(opts) do o[k] = v end
+    -- a base profile (userdata) becomes its stack list
+    if o.diff and type(o.diff) ~= "table" then o.diff = P.stacklist(o.diff, opts) end
+    return (perf.flame.render(lst(p, opts), o))
+  end
+  function P.pprof(p, opts) return perf.pprof.render(lst(p, opts), opts) end
+  function P.speedscope(p, opts) return perf.speedscope.render(lst(p, opts), opts) end
+end })
+
+return M

@@ -1,0 +1,365 @@
+-- Stack lists: the one place where a profile (unique address stacks and
+-- their counts) meets a symbolizer.  Everything downstream (reports, flame
+-- graphs, folded, pprof, speedscope) reads the plain Lua shape built here:
+--
+--   list = { meta = { event=, samples=, period=, lost=, throttled= },
+--            { frames = { frame, ... root first }, count=, period=,
+--              comm=, pid=, tid=, cpu=, time= }, ... }
+--   frame = { name=, dso=, kind="user"|"kernel"|"jit"|"inline"|"lua",
+--             file=, line=, addr=, build_id= }
+--
+-- Each unique (address space, address) is resolved once and its frame table
+-- is shared by every stack that holds it, so renderers can key on frames.
+local M = {}
+
+local function basename(path)
+  return (path:gsub("/+$", ""):match("([^/]*)$"))
+end
+M.basename = basename
+
+-- What a frame is called in folded stacks and flame graphs: its symbol,
+-- else the object it is in as "[libfoo.so]" (as stackcollapse-perf.pl
+-- does for perf script's [unknown]), else "[unknown]".
+function M.label(f)
+  if f.name then return f.name end
+  if f.dso and f.dso ~= "" and f.dso ~= "[unknown]" then
+    local b = basename(f.dso)
+    if b:sub(1, 1) == "[" then return b end
+    return "[" .. b .. "]"
+  end
+  return "[unknown]"
+end
+
+-- An address as perf prints it (0x and 16 hex digits).  Addresses are Lua
+-- integers on 5.3+, numbers or "0x..." strings on 5.1/LuaJIT (see compat.h).
+function M.hex(addr)
+  if type(addr) == "string" then
+    local h = addr:match("^0[xX](%x+)$")
+    if h then return "0x" .. string.rep("0", 16 - #h) .. h:lower() end
+    return addr
+  end
+  if addr == nil then return "0x0000000000000000" end
+  if math.type and math.type(addr) == "integer" then
+    return string.format("0x%016x", addr)
+  end
+  -- A double below 2^53: split it so %x never sees more than 32 bits.
+  local hi = math.floor(addr / 4294967296)
+  local lo = addr - hi * 4294967296
+  return string.format("0x%08x%08x", hi, lo)
+end
+
+-- Kernel text lives in the top half of the address space (x86-64, arm64).
+function M.is_kernel_addr(addr)
+  if type(addr) == "string" then
+    local h = addr:match("^0[xX](%x+)$")
+    return h ~= nil and #h >= 16 and h:sub(1, 1):find("[89a-fA-F]") ~= nil
+  end
+  return addr < 0 or addr >= 9223372036854775808
+end
+
+local kind_names = { user = "user", kernel = "kernel", jit = "jit", vdso = "user",
+  inline = "inline", lua = "lua" }
+
+-- A frame for one resolved address.  r is what sym:resolve returned (or
+-- nil); opts.inline expands inline chains into extra frames (callee side).
+local function make_frames(r, addr, is_kernel)
+  local kind = is_kernel and "kernel" or "user"
+  if r and r.kind then kind = kind_names[r.kind] or kind end
+  local f = { addr = addr, kind = kind }
+  if r then
+    f.name = r.name
+    f.dso = r.dso
+    f.file = r.file
+    f.line = r.line
+    f.build_id = r.build_id
+    f.offset = r.offset
+  end
+  return f
+end
+
+-- Builds a stack list from entries: an iterator returning tables
+-- { addrs = { leaf first }, count=, period=, pid=, tid=, comm=, cpu=, time=,
+--   event=, kernel = n (optional: how many of addrs, from the leaf, are
+--   kernel) }, and a resolver (M.resolver) or nil (unsymbolized).
+-- Every unique address of an address space is resolved once, in one
+-- batch per space.  opts.inline: expand inline chains into frames.
+function M.build(entries, resolver, opts)
+  opts = opts or {}
+  local ents = {}
+  for e in entries do ents[#ents + 1] = e end
+
+  -- unique addresses per space ("k" for the kernel, else the pid)
+  local spaces, order = {}, {}
+  for _, e in ipairs(ents) do
+    local pid = e.pid or -1
+    local nk = e.kernel
+    for i, a in ipairs(e.addrs) do
+      local is_k
+      if nk then is_k = i <= nk else is_k = M.is_kernel_addr(a) end
+      local key = is_k and "k" or pid
+      local sp = spaces[key]
+      if not sp then
+        sp = { pid = is_k and -1 or pid, kernel = is_k, seen = {}, addrs = {}, frames = {} }
+        spaces[key] = sp
+        order[#order + 1] = sp
+      end
+      if not sp.seen[a] then
+        sp.seen[a] = true
+        sp.addrs[#sp.addrs + 1] = a
+      end
+    end
+  end
+  for _, sp in ipairs(order) do
+    local results = resolver and resolver.many(sp.pid, sp.addrs, sp.kernel) or {}
+    for i, a in ipairs(sp.addrs) do
+      local r = results[i] or nil
+      local f = make_frames(r, a, sp.kernel)
+      if not r and resolver and resolver.dso then f.dso = resolver.dso(sp.pid, a) end
+      local fr = { f }
+      if opts.inline and r and r.inlined and #r.inlined > 0 then
+        -- inlined[1] is the innermost: the deepest frame, so it goes last
+        for j = #r.inlined, 1, -1 do
+          local inl = r.inlined[j]
+          fr[#fr + 1] = { name = inl.name, file = inl.file, line = inl.line,
+            dso = f.dso, kind = "inline", addr = a }
+        end
+      end
+      sp.frames[a] = fr
+    end
+    sp.seen = nil
+  end
+
+  local list = {}
+  local samples, period = 0, 0
+  for _, e in ipairs(ents) do
+    local pid = e.pid or -1
+    local addrs, nk = e.addrs, e.kernel
+    local frames, nf = {}, 0
+    local uframes = spaces[pid] and spaces[pid].frames
+    local kframes = spaces.k and spaces.k.frames
+    for i = #addrs, 1, -1 do
+      local a = addrs[i]
+      local is_k
+      if nk then is_k = i <= nk else is_k = M.is_kernel_addr(a) end
+      local fr = (is_k and kframes or uframes)[a]
+      for j = 1, #fr do
+        nf = nf + 1
+        frames[nf] = fr[j]
+      end
+    end
+    local count = e.count or 1
+    local st = { frames = frames, count = count, period = e.period or count,
+      comm = e.comm, pid = e.pid, tid = e.tid, cpu = e.cpu, time = e.time,
+      event = e.event }
+    list[#list + 1] = st
+    samples = samples + count
+    period = period + st.period
+  end
+  list.meta = { samples = samples, period = period, lost = 0, throttled = 0 }
+  return list
+end
+
+-- A resolver over a perf.symbolizer(): many(pid, addrs, is_kernel) ->
+-- { result | false, ... }; dso(pid, addr) names the object of an address
+-- that has no symbol (so folded stacks say "[libfoo.so]").
+function M.resolver(sym, opts)
+  local ropts = opts and opts.inline and { inlines = true } or nil
+  local r = {}
+  function r.many(pid, addrs)
+    if sym.resolve_all then
+      local res = sym:resolve_all(pid, addrs, ropts)
+      return res
+    end
+    local res = {}
+    for i, a in ipairs(addrs) do res[i] = sym:resolve(pid, a, ropts) or false end
+    return res
+  end
+  function r.dso(pid, addr)
+    if not sym.map then return nil end
+    local m = sym:map(pid, addr)
+    return m and m.path or nil
+  end
+  return r
+end
+
+-- Stack list of a profile (perf.core Profile userdata: p:stacks() yields
+-- the unique stacks with their counts) and a symbolizer (optional).
+function M.from_profile(p, sym, opts)
+  opts = opts or {}
+  local list = M.build(p:stacks(), sym and M.resolver(sym, opts) or nil, opts)
+  local meta = list.meta
+  if p.meta then
+    local pm = p:meta()
+    meta.lost = tonumber(pm.lost) or 0
+    meta.throttled = tonumber(pm.throttled) or 0
+  end
+  for k, v in pairs(opts.meta or {}) do meta[k] = v end
+  return list
+end
+
+-- Entries (for M.build) from a source of records (a perf.data file or a
+-- session: anything with :records()).  Feeds the symbolizer with the
+-- mapping records on the way.  per_sample: one entry per sample, in time
+-- order, neighbours with the same thread and stack merged (flame charts,
+-- speedscope); otherwise one entry per unique (pid, tid, stack).
+function M.from_records(src, sym, opts)
+  opts = opts or {}
+  local comms = {}
+  local lost, throttled = 0, 0
+  local ents, index = {}, {}
+  local last, lastkey
+  local feeds = { MMAP = true, MMAP2 = true, FORK = true, EXIT = true, COMM = true }
+  for rec in src:records() do
+    local t = rec.type
+    if t == "SAMPLE" then
+      local addrs = rec.callchain
+      local nk = rec.callchain_kernel
+      if not addrs or #addrs == 0 then
+        addrs = { rec.ip }
+        nk = (rec.cpumode == "kernel") and 1 or 0
+      end
+      local key = tostring(rec.pid) .. ":" .. tostring(rec.tid) .. ":" ..
+        tostring(rec.event) .. ":" .. table.concat(addrs, ",")
+      local period = rec.period or 1
+      local e
+      if opts.per_sample then
+        if key == lastkey then e = last end
+      else
+        e = index[key]
+      end
+      if e then
+        e.count = e.count + 1
+        e.period = e.period + period
+      else
+        e = { addrs = addrs, kernel = nk, count = 1, period = period, pid = rec.pid,
+          tid = rec.tid, cpu = rec.cpu, time = rec.time, comm = comms[rec.pid], event = rec.event }
+        ents[#ents + 1] = e
+        index[key] = e
+      end
+      last, lastkey = e, key
+    else
+      if t == "COMM" then comms[rec.pid] = rec.comm end
+      if sym and feeds[t] then sym:feed(rec) end
+      if t == "LOST" then lost = lost + (tonumber(rec.lost) or 0)
+      elseif t == "LOST_SAMPLES" then lost = lost + (tonumber(rec.lost) or 0)
+      elseif t == "THROTTLE" then throttled = throttled + 1 end
+    end
+  end
+  local i = 0
+  local list = M.build(function() i = i + 1; return ents[i] end,
+    sym and M.resolver(sym, opts) or nil, opts)
+  list.meta.lost, list.meta.throttled = lost, throttled
+  return list
+end
+
+-- Keeps the stacks of one event (reports and graphs show one event, as
+-- stackcollapse-perf.pl does); meta.event names it, meta.events lists all.
+local function pick_event(list, want)
+  local seen, names = {}, {}
+  for _, s in ipairs(list) do
+    local ev = s.event or ""
+    if not seen[ev] then seen[ev] = true; names[#names + 1] = ev end
+  end
+  list.meta.events = names
+  want = want or names[1]
+  if #names <= 1 then
+    list.meta.event = list.meta.event or (names[1] ~= "" and names[1] or nil)
+    return list
+  end
+  local out = { meta = list.meta }
+  local samples, period = 0, 0
+  for _, s in ipairs(list) do
+    if (s.event or "") == want then
+      out[#out + 1] = s
+      samples = samples + s.count
+      period = period + s.period
+    end
+  end
+  out.meta.event = want
+  out.meta.samples, out.meta.period = samples, period
+  out.meta.warnings = out.meta.warnings or {}
+  table.insert(out.meta.warnings, string.format("%d events recorded (%s): showing '%s'",
+    #names, table.concat(names, ", "), want))
+  return out
+end
+
+-- A stack list from a perf.data file, through perf.open (the C reader):
+-- its profile (aggregated in C) and a symbolizer fed from its records.
+function M.from_perf_data(path, opts)
+  opts = opts or {}
+  local perf = require "perf"
+  if not perf.open then return nil, "this build cannot read perf.data (no perf.open)" end
+  local f, err = perf.open(path)
+  if not f then return nil, err end
+  local sym = perf.symbolizer and perf.symbolizer() or nil
+  local list
+  if opts.per_sample or not (f.profile and perf.core.Profile) then
+    list = M.from_records(f, sym, opts)
+  else
+    -- only the records that shape address spaces come up to Lua
+    if sym then
+      for rec in f:records{ type = { "MMAP", "MMAP2", "COMM", "FORK", "EXIT" } } do
+        sym:feed(rec)
+      end
+    end
+    local p, perr = f:profile()
+    if not p then f:close(); return nil, perr end
+    list = M.from_profile(p, sym, opts)
+    if p.close then p:close() end
+  end
+  if sym and sym.warning then
+    local w = sym:warning()
+    if w then list.meta.warnings = { w } end
+  end
+  if f.close then f:close() end
+  return pick_event(list, opts.event)
+end
+
+-- Loads a profile file: perf.data (perf's or luaperf's) or folded stacks.
+function M.load(path, opts)
+  opts = opts or {}
+  local fh, err = io.open(path, "rb")
+  if not fh then return nil, "cannot open " .. tostring(err) end
+  local head = fh:read(8) or ""
+  if head == "PERFILE2" then
+    fh:close()
+    return M.from_perf_data(path, opts)
+  end
+  local text = head .. (fh:read("*a") or "")
+  fh:close()
+  local folded = require "perf.folded"
+  local list, perr = folded.parse(text, opts)
+  if not list then return nil, path .. ": " .. perr end
+  return list
+end
+
+-- Merges stacks with identical frames and attributes (comm, pid...) that
+-- a report ignores; keeps lists small before rendering.
+function M.merge(list, keep)
+  keep = keep or {}
+  local index, out = {}, { meta = list.meta }
+  local ids, nextid = {}, 0
+  for _, s in ipairs(list) do
+    local parts = {}
+    for i, f in ipairs(s.frames) do
+      local id = ids[f]
+      if not id then nextid = nextid + 1; id = nextid; ids[f] = id end
+      parts[i] = id
+    end
+    local key = table.concat(parts, ",")
+    for _, k in ipairs(keep) do key = key .. "|" .. tostring(s[k]) end
+    local m = index[key]
+    if m then
+      m.count = m.count + (s.count or 1)
+      m.period = m.period + (s.period or 0)
+    else
+      m = { frames = s.frames, count = s.count or 1, period = s.period or 0 }
+      for _, k in ipairs(keep) do m[k] = s[k] end
+      index[key] = m
+      out[#out + 1] = m
+    end
+  end
+  return out
+end
+
+return M

@@ -1,0 +1,310 @@
+-- DWARF call graphs (issue 7): user stacks unwound from the registers and
+-- stack bytes of each sample, compared with perf 6.1 on the same perf.data
+-- files, sample by sample, and on live sessions.
+local perf = require "perf"
+local util = require "util"
+
+local x86_64 = util.sh("uname -m"):match("x86_64") ~= nil
+
+local function src(name)
+  return assert(util.read(util.root .. "/spec/progs/" .. name .. ".c"))
+end
+
+-- The seed text's shaped program and a deep recursion, without frame
+-- pointers: frame-pointer chains cannot walk them.
+local NOFP = "-O1 -g -fomit-frame-pointer -fno-inline"
+local shaped, deep
+local function progs()
+  shaped = shaped or util.cc(src("shaped"), NOFP, "shaped_nofp")
+  deep = deep or util.cc(src("dwarf_deep"), NOFP, "dwarf_deep")
+end
+
+local function record(args, out)
+  local o, ok = util.perf("record -q -o " .. util.q(out) .. " " .. args .. " 2>&1")
+  assert(ok, o)
+end
+
+-- perf script's samples: { {time=, user={ {off=, dso=, name=}, ... }, marker=bool } }
+-- marker: perf ended the stack with its "ffffffffffffffff [unknown]" frame
+-- (the unwind ran off the stack dump).
+local function perf_samples(file)
+  local out, ok = util.perf("script -i " .. util.q(file) ..
+    " -F pid,tid,time,ip,sym,dso --no-inline 2>/dev/null")
+  assert(ok, out)
+  local samples, cur = {}, nil
+  for line in (out .. "\n"):gmatch("([^\n]*)\n") do
+    local t = line:match("^%s*%d+/%d+%s+(%d+%.%d+):")
+    if t then
+      cur = { time = t, user = {}, marker = false }
+      samples[#samples + 1] = cur
+    elseif cur and line:match("^%s+%x+ ") then
+      local addr, rest = line:match("^%s+(%x+) (.*)$")
+      local name, dso = rest:match("^(.-)%s*%(([^()]*)%)$")
+      if dso ~= "[kernel.kallsyms]" then
+        if addr == "ffffffffffffffff" then
+          cur.marker = true
+        else
+          cur.user[#cur.user + 1] = { off = tonumber(addr, 16), dso = dso, name = name }
+        end
+      end
+    end
+  end
+  return samples
+end
+
+local function tonum(a)
+  if type(a) == "string" then return tonumber(a:sub(3), 16) end
+  return a
+end
+
+local function clean(name)
+  return name and (name:gsub("@@.*$", "")) or "[unknown]"
+end
+
+-- Our samples, unwound through the Lua API: the same shape as perf_samples,
+-- addresses shown as perf shows them (dso-relative, callers at ret - 1).
+local function our_samples(file)
+  local f = assert(perf.open(file))
+  local sym = perf.symbolizer()
+  local u = perf.unwinder()
+  local samples = {}
+  for rec in f:records() do
+    if rec.type == "SAMPLE" then
+      local chain, info = u:unwind(rec, sym)
+      local s = { time = string.format("%d.%06d", math.floor(rec.time / 1e9),
+                                       math.floor((rec.time % 1e9) / 1000)),
+                  user = {}, info = info, pid = rec.pid }
+      for i = info.kernel + 1, #chain do
+        local a = tonum(chain[i])
+        if i > info.kernel + 1 then a = a - 1 end
+        local m = sym:map(rec.pid, a)
+        local r = sym:resolve(rec.pid, a)
+        s.user[#s.user + 1] = { off = m and (a - tonum(m.start) + tonum(m.pgoff)) or a,
+                                dso = m and m.path or "[unknown]",
+                                name = r and r.name, mapped = m ~= nil }
+      end
+      samples[#samples + 1] = s
+    else
+      sym:feed(rec)
+    end
+  end
+  local stats = u:stats()
+  u:close()
+  sym:close()
+  f:close()
+  return samples, stats
+end
+
+-- Compares sample by sample; returns mismatches (a list of messages).
+local function compare(theirs, ours)
+  local bad = {}
+  assert.are.equal(#theirs, #ours)
+  for i, p in ipairs(theirs) do
+    local o = ours[i]
+    assert.are.equal(p.time, o.time)
+    if #p.user == 0 and not p.marker then
+      -- perf drops a sample whose ip is in no known mapping (an exec in
+      -- progress); we keep that one unmapped ip.
+      if not (#o.user <= 1 and (#o.user == 0 or not o.user[1].mapped)) then
+        bad[#bad + 1] = "sample " .. i .. ": perf has no user frames"
+      end
+    else
+      local same = #p.user == #o.user
+      for j = 1, math.min(#p.user, #o.user) do
+        if p.user[j].off ~= o.user[j].off or p.user[j].dso ~= o.user[j].dso then
+          same = false
+        end
+      end
+      if not same then
+        bad[#bad + 1] = string.format("sample %d (%s): perf %d frames, ours %d", i, p.time,
+                                      #p.user, #o.user)
+      end
+      if p.marker ~= o.info.truncated then
+        bad[#bad + 1] = string.format("sample %d: perf marker %s, ours truncated %s", i,
+                                      tostring(p.marker), tostring(o.info.truncated))
+      end
+    end
+  end
+  return bad
+end
+
+local function has(frames, name, from)
+  for j = from or 1, #frames do
+    if clean(frames[j].name) == name then return true end
+  end
+  return false
+end
+
+describe("dwarf call graphs", function()
+  local dir
+  setup(function() dir = util.tmpdir() end)
+  teardown(function() if dir then util.sh("rm -rf " .. util.q(dir)) end end)
+
+  it("publishes the capture parameters", function()
+    local mask = perf.unwind_regs_mask()
+    if x86_64 then
+      -- bx, bp, sp, ip, r12-r15 (uapi/asm/perf_regs.h numbering)
+      assert.are.equal(0xf001c2, mask)
+    end
+    assert.are.equal(8192, perf.unwind_stack_size())
+    assert.are.equal(104, perf.unwind_stack_size(100))
+    assert.are.equal(65528, perf.unwind_stack_size(65528))
+    local v, msg, errno = perf.unwind_stack_size(65536)
+    assert.is_nil(v)
+    assert.truthy(msg:find("65528", 1, true))
+    assert.are.equal(22, errno)
+  end)
+
+  it("checks its arguments and its state", function()
+    local u = perf.unwinder()
+    local sym = perf.symbolizer()
+    assert.has_error(function() u:unwind({ type = "SAMPLE", pid = 1 }, sym) end,
+      'the record has no regs_user (not recorded with callchain "dwarf")')
+    assert.has_error(function() u:unwind({}, {}) end)
+    assert.has_error(function()
+      u:unwind({ regs_user = { 1, 2, 3 }, stack_user = "" }, sym)
+    end)
+    u:close()
+    u:close()
+    assert.has_error(function() u:stats() end, "attempt to use a closed unwinder")
+    sym:close()
+  end)
+
+  it("recovers what frame pointers cannot, equal to perf script sample by sample", function()
+    progs()
+    local file = dir .. "/shaped.data"
+    record("--call-graph dwarf -F 1999 -- " .. shaped .. " 300", file)
+    local theirs, ours = perf_samples(file), nil
+    local stats
+    ours, stats = our_samples(file)
+    assert.is_true(#ours > 200, "samples: " .. #ours)
+    local bad = compare(theirs, ours)
+    assert.are.same({}, bad)
+    assert.are.equal(0, stats.truncated)
+
+    -- The frames fp loses are there, in (almost) every sample.
+    local full, via_parse, via_ingest = 0, 0, 0
+    for _, s in ipairs(ours) do
+      local u = s.user
+      if #u > 0 and clean(u[#u].name) == "_start" and has(u, "__libc_start_main") then
+        full = full + 1
+      end
+      if has(u, "parse_row", 2) then via_parse = via_parse + 1 end
+      if has(u, "do_ingest", 2) then via_ingest = via_ingest + 1 end
+    end
+    assert.is_true(full >= #ours * 0.95, full .. " of " .. #ours .. " reach _start")
+    assert.is_true(via_parse > 0 and via_ingest > 0)
+
+    -- Frame pointers, on the same binary: the callers are gone.
+    local fpfile = dir .. "/shaped-fp.data"
+    record("-g -F 1999 -- " .. shaped .. " 300", fpfile)
+    local fp = perf_samples(fpfile)
+    local fp_full, fp_parse = 0, 0
+    for _, s in ipairs(fp) do
+      if has(s.user, "_start") then fp_full = fp_full + 1 end
+      if has(s.user, "parse_row", 2) then fp_parse = fp_parse + 1 end
+    end
+    assert.is_true(fp_full <= #fp * 0.05, fp_full .. " fp stacks reach _start")
+    assert.is_true(fp_parse <= #fp * 0.05, fp_parse .. " fp stacks show parse_row as a caller")
+  end)
+
+  it("reports a stack deeper than the window as truncated, as perf cuts it", function()
+    progs()
+    local file = dir .. "/deep.data"
+    record("--call-graph dwarf -F 1999 -- " .. deep .. " 64 600", file)
+    local theirs = perf_samples(file)
+    local ours, stats = our_samples(file)
+    assert.are.same({}, compare(theirs, ours))
+    local truncated = 0
+    for _, s in ipairs(ours) do
+      if s.info.truncated then
+        truncated = truncated + 1
+        assert.is_false(has(s.user, "main"))
+        assert.truthy(s.info.error:find("window", 1, true))
+      end
+    end
+    assert.is_true(truncated >= #ours * 0.8, truncated .. " of " .. #ours .. " truncated")
+    assert.are.equal(truncated, tonumber(stats.truncated))
+
+    -- A window big enough for the whole stack: nothing truncated, all of it.
+    local big = dir .. "/deep32k.data"
+    record("--call-graph dwarf,32768 -F 1999 -- " .. deep .. " 64 600", big)
+    local theirs2 = perf_samples(big)
+    local ours2, stats2 = our_samples(big)
+    assert.are.same({}, compare(theirs2, ours2))
+    assert.are.equal(0, tonumber(stats2.truncated))
+    local full = 0
+    for _, s in ipairs(ours2) do
+      if has(s.user, "descend") and clean(s.user[#s.user].name) == "_start" then
+        full = full + 1
+      end
+    end
+    assert.is_true(full >= #ours2 * 0.9, full .. " of " .. #ours2 .. " complete")
+  end)
+
+  it("unwinds a live session like perf record --call-graph dwarf", function()
+    progs()
+    -- perf's folded stacks
+    local file = dir .. "/live-ref.data"
+    record("--call-graph dwarf -F 999 -- " .. shaped .. " 400", file)
+    local ref, nref = {}, 0
+    for _, s in ipairs(perf_samples(file)) do
+      if #s.user > 0 then
+        local names = {}
+        for j = #s.user, 1, -1 do names[#names + 1] = clean(s.user[j].name) end
+        local k = table.concat(names, ";")
+        ref[k] = (ref[k] or 0) + 1
+        nref = nref + 1
+      end
+    end
+
+    -- ours, live
+    local s = assert(perf.session{ events = { "cpu-clock" }, freq = 999, callchain = "dwarf",
+                                   cmd = { shaped, "400" } })
+    local sym = perf.symbolizer()
+    local u = perf.unwinder()
+    local got, n = {}, 0
+    local function drain()
+      for rec in s:records() do
+        if rec.type == "SAMPLE" then
+          local chain, info = u:unwind(rec, sym)
+          local names = {}
+          for i = #chain, info.kernel + 1, -1 do
+            local r = sym:resolve(rec.pid, chain[i])
+            names[#names + 1] = clean(r and r.name)
+          end
+          if #names > 0 then
+            local k = table.concat(names, ";")
+            got[k] = (got[k] or 0) + 1
+            n = n + 1
+          end
+        else
+          sym:feed(rec)
+        end
+      end
+    end
+    s:start()
+    for _ = 1, 200 do
+      local _, done = s:poll(50)
+      drain()
+      if done then break end
+    end
+    drain()
+    s:close()
+    assert.is_true(n > 150 and nref > 150, n .. " and " .. nref .. " samples")
+    -- The main paths of the reference are there, in similar shares.
+    for k, c in pairs(ref) do
+      if c / nref >= 0.08 then
+        local share = (got[k] or 0) / n
+        assert.is_true(math.abs(share - c / nref) < 0.12,
+          string.format("%s: ours %.2f, perf %.2f", k, share, c / nref))
+      end
+    end
+    local top, topc = nil, 0
+    for k, c in pairs(got) do if c > topc then top, topc = k, c end end
+    assert.truthy(top:match("^_start;__libc_start_main;__libc_start_call_main;main;server_loop;"), top)
+    assert.are.equal(0, tonumber(u:stats().truncated))
+    u:close()
+    sym:close()
+  end)
+end)

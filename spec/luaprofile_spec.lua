@@ -1,0 +1,318 @@
+-- perf.luaprofile: in-process profiles of Lua code (Lua 5.4 and LuaJIT).
+-- Each case runs a script in a child interpreter (signals and hooks stay
+-- out of busted) and checks its output against references measured in the
+-- same run: os.clock() per function, /proc/self/stat fault counts,
+-- debug.getinfo for lines, /proc/self/status for signal dispositions.
+local util = require "util"
+
+local is_jit = util.lua:find("luajit") ~= nil
+local dir = util.tmpdir()
+
+-- Runs a Lua script; returns its output (asserting success).
+local function run(name, src)
+  local path = dir .. "/" .. name .. ".lua"
+  util.write(path, src)
+  local out, ok = util.sh(util.lua .. " " .. util.q(path))
+  assert(ok, out)
+  return out
+end
+
+-- key=value lines of a script's output.
+local function fields(out)
+  local t = {}
+  for k, v in out:gmatch("([%w_%.]+)=([^\t\n]*)") do t[k] = tonumber(v) or v end
+  return t
+end
+
+local prelude = [[
+local perf = require "perf"
+local function burn(n) local x = 0 for i = 1, n do x = x + i % 7 end return x end
+-- Calls f repeatedly for secs seconds of CPU; returns the CPU time it took.
+local spent = {}
+local function timed(name, f, ...)
+  local t0 = os.clock()
+  local r = f(...)
+  spent[name] = (spent[name] or 0) + os.clock() - t0
+  return r
+end
+-- Share (0..100) of samples whose stack holds a frame matching pat.
+local function share(p, pat)
+  local n, total = 0, 0
+  for frames, count in p:stacks() do
+    total = total + count
+    for _, f in ipairs(frames) do
+      if f.name:find(pat) then n = n + count break end
+    end
+  end
+  return total > 0 and 100 * n / total or 0, total
+end
+]]
+
+describe("perf.luaprofile", function()
+  it("gives hot() and cold() their CPU shares within 10 points", function()
+    local out = run("shares", prelude .. [[
+function hot() local r = burn(70000) return r end
+function cold() local r = burn(30000) return r end
+local prof = assert(perf.luaprofile{ freq = 999 })
+prof:start()
+local t0 = os.clock()
+while os.clock() - t0 < 2 do timed("hot", hot) timed("cold", cold) end
+local p = prof:stop()
+prof:close()
+local all = spent.hot + spent.cold
+print("ref_hot=" .. 100 * spent.hot / all, "ref_cold=" .. 100 * spent.cold / all)
+local h, total = share(p, "^%[Lua%] hot ")
+print("hot=" .. h, "cold=" .. share(p, "^%[Lua%] cold "), "samples=" .. total)
+print("hotline=" .. debug.getinfo(hot, "S").linedefined)
+print(p:folded())
+]])
+    local f = fields(out)
+    assert.is_true(f.samples > 1000, out)
+    -- the reference is the loop's own timing (it includes the loop and
+    -- os.clock, so it is within a point or two of 70/30)
+    assert.is_true(math.abs(f.hot - f.ref_hot) <= 10, out)
+    assert.is_true(math.abs(f.cold - f.ref_cold) <= 10, out)
+    assert.is_true(math.abs(f.hot - 70) <= 10, out)
+    assert.is_true(math.abs(f.cold - 30) <= 10, out)
+    -- Lua frames name the file and the line the function is defined on
+    assert.truthy(out:find("[Lua] hot " .. dir .. "/shares.lua:" .. f.hotline, 1, true), out)
+  end)
+
+  it("puts C functions and their native frames under the Lua frames", function()
+    local out = run("mixed", prelude .. [[
+local function cmp(a, b) return a > b end
+function copier() local s = string.rep("abcdefgh", 1000000) return #s end
+function sorter()
+  local t = {}
+  for i = 1, 20000 do t[i] = (i * 7919) % 20011 end
+  table.sort(t, cmp)
+  return t[1]
+end
+local prof = assert(perf.luaprofile{ freq = 999 })
+prof:start()
+local t0 = os.clock()
+while os.clock() - t0 < 2 do copier() sorter() end
+local p = prof:stop()
+prof:close()
+print("native=" .. tostring(p:meta().native))
+for frames, count in p:stacks() do
+  local names = {}
+  for i, f in ipairs(frames) do names[i] = f.name .. "@" .. f.kind .. "@" .. (f.dso or "") end
+  print("stack=" .. table.concat(names, "|") .. " " .. count)
+end
+]])
+    assert.truthy(out:find("native=true", 1, true), out)
+    if is_jit then
+      -- LuaJIT's string.rep is a fast function: the VM state (in C) and
+      -- the libc routine that copies for it sit under the Lua caller
+      assert.truthy(out:find("%[Lua%] copier [^|]*mixed%.lua:%d+@lua@|%[vm:C%]@lua@|[%w_]*mem[%w_]*@user@[^|]*libc%.so%.6"), out)
+    else
+      -- string.rep (a C function, named as reachable) under the Lua
+      -- caller, the libc routine that copies for it below, as native code
+      assert.truthy(out:find("%[Lua%] copier [^|]*mixed%.lua:%d+@lua@|string%.rep@lua@|[%w_]*mem[%w_]*@user@[^|]*libc%.so%.6"), out)
+    end
+    -- table.sort under its caller, the Lua comparator it calls under it
+    -- (a local called from C: no name, its file and line)
+    assert.truthy(out:find("%[Lua%] sorter [^|]*@lua@|table%.sort@lua@|%[Lua%] [^|]*mixed%.lua:22@lua@"), out)
+  end)
+
+  it("attributes work inside coroutines to the coroutine's functions", function()
+    local out = run("coro", prelude .. [[
+function inco() local r = burn(60000) return r end
+function outside() local r = burn(40000) return r end
+local prof = assert(perf.luaprofile{ freq = 999 })
+prof:start()
+-- (on Lua 5.1-5.4 the coroutines resumed through coroutine.resume and
+-- coroutine.wrap as they are while the profile runs are tracked)
+local co = coroutine.create(function()
+  while true do timed("inco", inco) coroutine.yield() end
+end)
+local gen = coroutine.wrap(function()
+  while true do timed("inwrap", inco) coroutine.yield() end
+end)
+local t0 = os.clock()
+while os.clock() - t0 < 2 do
+  assert(coroutine.resume(co))
+  gen()
+  timed("outside", outside)
+end
+local p = prof:stop()
+prof:close()
+local all = spent.inco + spent.inwrap + spent.outside
+print("ref_inco=" .. 100 * (spent.inco + spent.inwrap) / all)
+print("inco=" .. share(p, "^%[Lua%] inco "))
+print("ref_outside=" .. 100 * spent.outside / all)
+print("outside=" .. share(p, "^%[Lua%] outside "))
+print(p:folded())
+]])
+    local f = fields(out)
+    assert.is_true(math.abs(f.inco - f.ref_inco) <= 10, out)
+    assert.is_true(math.abs(f.outside - f.ref_outside) <= 10, out)
+    if not is_jit then
+      -- Lua 5.4: the resumer's frames are above the coroutine's
+      assert.truthy(out:find("coroutine.resume;[Lua] ? ", 1, true) or
+        out:find("coroutine.resume;[Lua] ", 1, true), out)
+    end
+  end)
+
+  it("attributes counter deltas to the stack that ran", function()
+    local out = run("counters", prelude .. [[
+local function minflt()
+  local f = io.open("/proc/self/stat"); local s = f:read("*a"); f:close()
+  return tonumber(s:match("^%d+ %b() %S+" .. string.rep(" %S+", 6) .. " (%d+)"))
+end
+function faulty()
+  -- fresh pages: big strings (freed by the GC below); long enough that
+  -- the faults of its tail, counted at the next sample, are a small part
+  local n = 0
+  for i = 1, 8 do n = n + #string.rep("x", 4 * 1024 * 1024) end
+  return n
+end
+function busy() local r = burn(200000) return r end
+local prof = assert(perf.luaprofile{ freq = 999, counters = { "page-faults", "task-clock" } })
+collectgarbage("stop")
+local f0 = minflt()
+prof:start()
+local t0 = os.clock()
+while os.clock() - t0 < 1.5 do faulty() busy() collectgarbage("collect") end
+local p = prof:stop()
+local f1 = minflt()
+prof:close()
+local pf, pf_faulty, tc = 0, 0, 0
+for frames, count, period, ctr in p:stacks() do
+  pf = pf + ctr["page-faults"]
+  tc = tc + ctr["task-clock"]
+  for _, fr in ipairs(frames) do
+    if fr.name:find("^%[Lua%] faulty ") then pf_faulty = pf_faulty + ctr["page-faults"] break end
+  end
+end
+local top = p:top{ weight = "page-faults", by = "sym", children = true }
+print("ref_faults=" .. (f1 - f0), "faults=" .. pf, "faulty=" .. pf_faulty)
+print("task_clock_ms=" .. tc / 1e6)
+]])
+    local f = fields(out)
+    assert.is_true(f.faults > 1000, out)
+    -- what we attributed is what the kernel counted for the thread
+    assert.is_true(f.faults <= f.ref_faults and f.faults >= 0.8 * f.ref_faults, out)
+    assert.is_true(f.faulty >= 0.8 * f.faults, out)
+    -- task-clock deltas add up to the ~1.5 s of CPU that was sampled
+    assert.is_true(f.task_clock_ms > 1000 and f.task_clock_ms < 2500, out)
+  end)
+
+  it("restores the previous hook, coroutine functions and signal dispositions", function()
+    local out = run("restore", prelude .. [[
+local function caught()
+  local f = io.open("/proc/self/status"); local s = f:read("*a"); f:close()
+  return s:match("SigCgt:%s*(%x+)")
+end
+local function bit(mask, sig)
+  -- sig 1 is bit 0 of the last hex digit
+  local digit = #mask - math.floor((sig - 1) / 4)
+  local v = tonumber(mask:sub(digit, digit), 16) or 0
+  return math.floor(v / 2 ^ ((sig - 1) % 4)) % 2
+end
+local hook_calls = 0
+local function myhook() hook_calls = hook_calls + 1 end
+debug.sethook(myhook, "", 1000000)
+local resume, wrap = coroutine.resume, coroutine.wrap
+local before = caught()
+local prof = assert(perf.luaprofile{ freq = 4999 })
+prof:start()
+local signo = prof:stats().signo
+local during = caught()
+local t0 = os.clock()
+while os.clock() - t0 < 0.5 do burn(10000) end
+local p = prof:stop()
+local h, mask, count = debug.gethook()
+print("after_stop_hook=" .. tostring(h == myhook), "mask=" .. mask, "count=" .. count)
+prof:close()
+prof:close()  -- idempotent
+local after = caught()
+print("signo=" .. signo, "sigprof=27")
+print("before_rt=" .. bit(before, signo), "during_rt=" .. bit(during, signo), "after_rt=" .. bit(after, signo))
+print("before_prof=" .. bit(before, 27), "during_prof=" .. bit(during, 27), "after_prof=" .. bit(after, 27))
+print("same_mask=" .. tostring(before == after))
+print("resume=" .. tostring(rawequal(coroutine.resume, resume)), "wrap=" .. tostring(rawequal(coroutine.wrap, wrap)))
+print("samples=" .. p:total(), "hook_calls=" .. hook_calls)
+h = debug.gethook()
+print("hook_kept=" .. tostring(h == myhook))
+local ok, err = pcall(prof.start, prof)
+print("closed_err=" .. tostring(err))
+]])
+    local f = fields(out)
+    assert.are.equal(0, f.before_rt, out)
+    assert.are.equal(1, f.during_rt, out)
+    assert.are.equal(0, f.after_rt, out)
+    -- SIGPROF is never taken (LuaJIT's profiler handler is uninstalled at once)
+    assert.are.equal(f.before_prof, f.during_prof, out)
+    assert.are.equal(f.before_prof, f.after_prof, out)
+    assert.are.equal("true", f.same_mask, out)
+    assert.are.equal("true", f.resume, out)
+    assert.are.equal("true", f.wrap, out)
+    assert.are.equal("true", f.hook_kept, out)
+    assert.are.equal(1000000, f.count, out)
+    assert.is_true(f.samples > 500, out)
+    assert.truthy(f.closed_err:find("attempt to use a closed perf.LuaProfile", 1, true), out)
+    if not is_jit then
+      assert.are.equal("true", f.after_stop_hook, out)
+    end
+  end)
+
+  it("samples at 10 kHz for 2 s without losing its hooks", function()
+    local out = run("fast", prelude .. [[
+function work() local r = burn(20000) return r end
+local prof = assert(perf.luaprofile{ freq = 10000, counters = { "page-faults" } })
+prof:start()
+local co = coroutine.wrap(function() while true do work() coroutine.yield() end end)
+local t0 = os.clock()
+while os.clock() - t0 < 2 do
+  timed("work", work) timed("work", co) timed("rep", string.rep, "y", 100000)
+end
+local p = prof:stop()
+local st = prof:stats()
+prof:close()
+print("samples=" .. p:total(), "signals=" .. tonumber(p:meta().signals),
+  "lost=" .. p:meta().lost, "work=" .. share(p, "^%[Lua%] work "),
+  "ref_work=" .. 100 * spent.work / (spent.work + spent.rep))
+print("hook=" .. tostring(debug.gethook()))
+print(p:folded())
+]])
+    local f = fields(out)
+    -- the kernel caps the rate (perf_event_max_sample_rate); most signals
+    -- must still become attributed samples
+    assert.is_true(f.signals > 4000, out)
+    assert.is_true(f.samples >= 0.95 * f.signals, out)
+    assert.is_true(math.abs(f.work - f.ref_work) <= 10, out)
+    assert.are.equal("nil", f.hook, out)
+  end)
+
+  it("reports bad input clearly", function()
+    local perf = require "perf"
+    local p, msg = perf.luaprofile{ event = "no-such-event" }
+    assert.is_nil(p)
+    assert.truthy(msg:find("no-such-event", 1, true), msg)
+    assert.has_error(function() perf.luaprofile("cpu-clock") end)
+    assert.has_error(function() perf.luaprofile{ freq = 10, period = 10 } end)
+    assert.has_error(function() perf.luaprofile{ counters = { 1 } } end)
+    assert.has_error(function() perf.luaprofile{ pages = 3 } end)
+  end)
+
+  if is_jit then
+    it("reports LuaJIT's VM state as a frame", function()
+      local out = run("vmstate", prelude .. [[
+function hot() local r = burn(70000) return r end
+local prof = assert(perf.luaprofile{ freq = 999 })
+prof:start()
+local t0 = os.clock()
+while os.clock() - t0 < 1 do hot() end
+local p = prof:stop()
+prof:close()
+print("compiled=" .. share(p, "^%[vm:compiled%]$"))
+print(p:folded())
+]])
+      local f = fields(out)
+      -- a numeric loop runs as a compiled trace
+      assert.is_true(f.compiled > 50, out)
+    end)
+  end
+end)

@@ -1,0 +1,174 @@
+-- Reports: `luaperf report` against `perf report --stdio` on the same
+-- perf.data (header, rows self and children), and the Lua report API
+-- (grouping keys, filters, self vs total, weights) on the same data.
+local util = require "util"
+local perf = require "perf"
+local stacks = require "perf.stacks"
+local report = require "perf.report"
+local folded = require "perf.folded"
+
+-- perf report --stdio rows: { ["comm|dso|sym"] = { self=, children= } }
+local function perf_rows(text, children)
+  local rows = {}
+  for line in text:gmatch("[^\n]+") do
+    if children then
+      local c, s, rest = line:match("^%s+([%d%.]+)%%%s+([%d%.]+)%%%s+(%S.*)$")
+      if c then rows[(rest:gsub("%s+$", ""):gsub("%s%s+", "|"))] = { children = tonumber(c), self = tonumber(s) } end
+    else
+      local s, rest = line:match("^%s+([%d%.]+)%%%s+(%S.*)$")
+      if s then rows[(rest:gsub("%s+$", ""):gsub("%s%s+", "|"))] = { self = tonumber(s) } end
+    end
+  end
+  return rows
+end
+
+describe("luaperf report", function()
+  local dir, data
+  setup(function()
+    dir = util.tmpdir()
+    local prog = util.cc(util.read(util.root .. "/spec/progs/shaped.c"),
+      "-O1 -g -fno-omit-frame-pointer -fno-inline", "shaped")
+    data = dir .. "/shaped.data"
+    local out, ok = util.perf("record -q -F 1999 -g -o " .. data .. " " .. prog .. " 600 2>&1")
+    assert(ok, out)
+  end)
+  teardown(function() util.sh("rm -rf " .. util.q(dir)) end)
+
+  it("prints perf report's header: lost samples, sample count, event, event count", function()
+    local ours, ok = util.luaperf("report -i " .. data .. " --stdio --no-children")
+    assert.is_true(ok, ours)
+    local theirs = util.sh("perf report -i " .. data .. " --stdio --no-children -g none 2>/dev/null")
+    for _, pat in ipairs({ "# Total Lost Samples: %d+", "# Samples: %S+%s+of event '[^']+'",
+      "# Event count %(approx%.%): %d+" }) do
+      local want = theirs:match(pat)
+      assert.is_not_nil(want, pat)
+      assert.equal(want, ours:match(pat))
+    end
+  end)
+
+  for _, mode in ipairs({ "--no-children", "--children" }) do
+    it("rows above 1% equal perf report " .. mode, function()
+      local children = mode == "--children"
+      local ours = util.luaperf("report -i " .. data .. " --stdio " .. mode)
+      local theirs = util.sh("perf report -i " .. data .. " --stdio -g none " .. mode .. " 2>/dev/null")
+      local a, b = perf_rows(ours, children), perf_rows(theirs, children)
+      local n = 0
+      for k, v in pairs(b) do
+        local key = children and v.children or v.self
+        if key >= 1 then
+          n = n + 1
+          assert.same(v, a[k], k)
+        end
+      end
+      for k, v in pairs(a) do
+        if (children and v.children or v.self) >= 1 then assert.same(v, b[k], k) end
+      end
+      assert.is_true(n >= 3)
+    end)
+  end
+
+  it("-g prints the call graph under each row", function()
+    local ours = util.luaperf("report -i " .. data .. " --stdio --no-children -g --percent-limit 5")
+    assert.truthy(ours:find("%[%.%] leaf_alloc\n            |\n            %-%-%-leaf_alloc\n"), ours)
+    assert.truthy(ours:find("%-%-do_query\n"), ours)
+  end)
+
+  it("rejects unknown options and sort keys with a message", function()
+    local out, ok = util.luaperf("report -i " .. data .. " --frobnicate")
+    assert.is_false(ok)
+    assert.truthy(out:find("unknown option '--frobnicate'", 1, true))
+    out, ok = util.luaperf("report -i " .. data .. " --sort nosuch")
+    assert.is_false(ok)
+    assert.truthy(out:find("unknown sort key 'nosuch'", 1, true), out)
+    out, ok = util.luaperf("report -i " .. dir .. "/missing.data")
+    assert.is_false(ok)
+    assert.truthy(out:find("cannot open", 1, true), out)
+  end)
+
+  describe("the Lua API", function()
+    local list
+    setup(function() list = assert(stacks.load(data)) end)
+
+    it("top by symbol: self and total equal perf report's", function()
+      local self_rows = report.top(list, { by = "sym", weight = "period" })
+      local rep = util.sh("perf report -i " .. data .. " --stdio --no-children --sort sym -g none 2>/dev/null")
+      local want = perf_rows(rep, false)
+      for _, r in ipairs(self_rows) do
+        local k = (r.kind == "kernel" and "[k] " or "[.] ") .. r.sym
+        if r.self_pct >= 1 then
+          assert.equal(want[k] and want[k].self, tonumber(string.format("%.2f", r.self_pct)), k)
+        end
+      end
+      local tot = report.top(list, { by = "sym", children = true, n = 3 })
+      assert.equal(3, #tot)
+      assert.is_true(tot[1].total >= tot[2].total and tot[2].total >= tot[3].total)
+    end)
+
+    it("groups by dso, comm, a frame at a depth, or a function", function()
+      local by_dso = report.top(list, { by = "dso" })
+      assert.equal("shaped", by_dso[1].dso)
+      local by_comm = report.top(list, { by = "comm" })
+      assert.equal("shaped", by_comm[1].comm)
+      assert.equal(list.meta.samples, by_comm.total)
+      -- depth 4 of the seed shape: under server_loop, do_query dominates
+      local d = report.top(list, { by = "frame", depth = 4, children = true })
+      assert.equal("do_query", d[1].sym)
+      local leafy = report.top(list, { by = function(s)
+        return #s.frames > 0 and s.frames[#s.frames].name:sub(1, 5) or nil
+      end })
+      assert.equal("leaf_", leafy[1].key)
+      assert.is_true(leafy[1].self_pct > 95)
+    end)
+
+    it("filters by comm, pid, dso, symbol pattern and time", function()
+      local none = report.top(list, { comm = "nosuch" })
+      assert.equal(0, #none)
+      assert.equal(0, none.total)
+      local only = report.top(list, { sym = "^leaf_hash$", by = "sym" })
+      assert.equal(1, #only)
+      assert.equal(100, only[1].self_pct)
+      local pid = list[1].pid
+      assert.equal(report.top(list, {}).total, report.top(list, { pid = pid }).total)
+      local k = report.top(list, { dso = "kallsyms" })
+      for _, r in ipairs(k) do assert.equal("kernel", r.kind) end
+    end)
+
+    it("weights by samples or by period", function()
+      local s = report.top(list, { weight = "samples" })
+      local p = report.top(list, { weight = "period" })
+      assert.equal(list.meta.samples, s.total)
+      assert.equal(list.meta.period, p.total)
+    end)
+
+    it("works the same on folded input", function()
+      local text = folded.format(list)
+      local back = assert(folded.parse(text))
+      local a = report.top(stacks.merge(list), { by = "sym", weight = "samples", n = 5 })
+      local b = report.top(back, { by = "sym", weight = "samples", n = 5 })
+      for i = 1, #a do
+        assert.equal(a[i].sym, b[i].sym)
+        assert.equal(a[i].self, b[i].self)
+      end
+    end)
+
+    it("installs p:top, p:folded and p:flamegraph on profiles", function()
+      local P = perf.core.Profile
+      if not (P and perf.profile) then
+        pending("perf.core.Profile is not registered in this build")
+        return
+      end
+      assert.is_function(P.top)
+      assert.is_function(P.folded)
+      assert.is_function(P.flamegraph)
+      local f = assert(perf.open(data))
+      local p = assert(f:profile())
+      local sym = perf.symbolizer()
+      for rec in f:records{ type = { "MMAP", "MMAP2", "COMM", "FORK", "EXIT" } } do sym:feed(rec) end
+      local top = p:top{ by = "sym", n = 3, symbolizer = sym }
+      local want = report.top(list, { by = "sym", n = 3 })
+      for i = 1, 3 do assert.equal(want[i].sym, top[i].sym) end
+      assert.equal(folded.format(list), p:folded{ symbolizer = sym })
+      assert.truthy(p:flamegraph{ symbolizer = sym }:find("<svg", 1, true))
+    end)
+  end)
+end)

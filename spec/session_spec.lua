@@ -1,0 +1,326 @@
+-- Sampling sessions against the kernel: counts that add up, losses and
+-- throttling reported, inheritance, exec, frequency mode, overwrite rings,
+-- and frame-pointer call chains checked against nm.
+local perf = require "perf"
+local util = require "util"
+
+-- Burns CPU for argv[1] seconds of its own CPU time, in a named call chain
+-- (frame pointers on), so samples land in known functions.
+local BUSY = [[
+#include <pthread.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+#include <stdio.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+static double secs;
+static double cpu(void) {
+  struct timespec t; clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return t.tv_sec + t.tv_nsec / 1e9;
+}
+volatile unsigned long sink;
+__attribute__((noinline)) void burn_leaf(void) {
+  double end = cpu() + secs;
+  while (cpu() < end) for (int i = 0; i < 20000; i++) sink += i;
+}
+__attribute__((noinline)) void burn_mid(void) { burn_leaf(); sink++; }
+__attribute__((noinline)) void burn_top(void) { burn_mid(); sink++; }
+static void *thr(void *a) { burn_top(); return a; }
+int main(int argc, char **argv) {
+  secs = argc > 1 ? atof(argv[1]) : 0.3;
+  const char *mode = argc > 2 ? argv[2] : "";
+  if (mode[0] == 'f') {            /* fork a child and start a thread, all burning */
+    pthread_t t;
+    pid_t p = fork();
+    if (p == 0) { burn_top(); _exit(0); }
+    pthread_create(&t, 0, thr, 0);
+    burn_top();
+    pthread_join(t, 0);
+    waitpid(p, 0, 0);
+    return 0;
+  }
+  if (mode[0] == 'p') {            /* page faults for argv[1] s; minflt to argv[3] */
+    double end = cpu() + secs;
+    struct rusage ru;
+    FILE *f;
+    while (cpu() < end) {
+      char *m = mmap(0, 1 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      for (int i = 0; i < (1 << 20); i += 4096) m[i] = 1;
+      munmap(m, 1 << 20);
+    }
+    getrusage(RUSAGE_SELF, &ru);
+    f = fopen(argv[3], "w");
+    fprintf(f, "%ld\n", ru.ru_minflt);
+    fclose(f);
+    return 0;
+  }
+  burn_top();
+  return 0;
+}
+]]
+
+local busy
+local function prog()
+  if not busy then
+    busy = util.cc(BUSY, "-O1 -g -fno-omit-frame-pointer -fno-inline -no-pie", "busyprog")
+  end
+  return busy
+end
+
+-- Runs a session to the end of its command, draining into the profile (or
+-- collecting records when want_records), and returns what it saw.
+local function run(opts, want_records)
+  local s = assert(perf.session(opts))
+  local recs = {}
+  assert(s:start())
+  local done
+  repeat
+    local _, d = s:poll(20)
+    done = d
+    if want_records then
+      for r in s:records(want_records ~= true and want_records or nil) do recs[#recs + 1] = r end
+    else
+      s:profile()
+    end
+  until done
+  assert.equal(0, s:wait())
+  if want_records then
+    for r in s:records(want_records ~= true and want_records or nil) do recs[#recs + 1] = r end
+  end
+  local p = not want_records and s:profile() or nil
+  local st = s:stats()
+  s:close()
+  return recs, st, p
+end
+
+local function num(v) return tonumber(v) end
+
+describe("perf.session", function()
+  it("rejects bad options with clear errors", function()
+    assert.has_error(function() perf.session{ events = { "cpu-clock" }, pages = 3 } end,
+      "pages must be a power of two (got 3)")
+    assert.has_error(function() perf.session{ events = { "cpu-clock" }, callchain = "wat" } end)
+    assert.has_error(function() perf.session{ events = { "cpu-clock" }, sample = { "nope" } } end,
+      "unknown sample field 'nope'")
+    local s, err = perf.session{ events = { "no-such-event-xyz" } }
+    assert.is_nil(s)
+    assert.truthy(err:find("no-such-event-xyz", 1, true), err)
+    s, err = perf.session{ events = { "cpu-clock" }, cmd = { "/nonexistent/prog" } }
+    if s then
+      local ok, e2 = s:start()
+      assert.is_nil(ok)
+      assert.truthy(e2:find("No such file"), e2)
+      s:close()
+    else
+      assert.is_string(err)
+    end
+  end)
+
+  it("a closed session raises on use; close is idempotent", function()
+    local s = assert(perf.session{ events = { "cpu-clock" }, period = 1000000, inherit = false })
+    s:close()
+    s:close()
+    assert.has_error(function() s:stats() end, "attempt to use a closed perf.session")
+  end)
+
+  it("cpu-clock samples x period match task-clock counted in the same run (5%)", function()
+    -- task-clock counts in a group with the sampling cpu-clock and is read
+    -- on every sample (PERF_SAMPLE_READ).
+    local period = 1000000
+    local recs = run({ events = { "cpu-clock", "task-clock" }, period = period, read_group = true,
+      inherit = false, cmd = { prog(), "0.4" } }, { type = "SAMPLE" })
+    local n = #recs
+    assert.is_true(n >= 300, "samples: " .. n)
+    local last = recs[n].read
+    local task_clock
+    for _, v in ipairs(last) do
+      if v.event == "task-clock" then task_clock = num(v.value) end
+    end
+    assert.is_number(task_clock)
+    local sampled = n * period
+    assert.is_true(math.abs(sampled - task_clock) / task_clock < 0.05,
+      string.format("%d samples x %d = %d vs task-clock %d", n, period, sampled, task_clock))
+  end)
+
+  it("a one-page ring at a high rate loses records, and stats() says so", function()
+    local recs, st = run({ events = { "cpu-clock" }, period = 20000, pages = 1, inherit = false,
+      callchain = true, cmd = { prog(), "0.4" } }, { type = { "LOST", "SAMPLE" } })
+    local lost, lost_recs, samples = 0, 0, 0
+    for _, r in ipairs(recs) do
+      if r.type == "LOST" then lost = lost + num(r.lost); lost_recs = lost_recs + 1
+      else samples = samples + 1 end
+    end
+    assert.is_true(lost_recs > 0, "no LOST records")
+    assert.equal(lost, num(st.lost))
+    assert.equal(lost_recs, num(st.lost_records))
+    assert.equal(samples, num(st.samples))
+    -- what was kept plus what was lost is what the kernel produced (~0.4 s / 20 us)
+    assert.is_true(samples + lost > 15000, (samples + lost) .. " samples+lost")
+  end)
+
+  it("a rate past the per-tick limit produces THROTTLE records", function()
+    if not util.is_root() then pending("needs root to lower perf_event_max_sample_rate") return end
+    -- max_samples_per_tick = max_sample_rate / HZ: lowered for this run only,
+    -- so a 10 us cpu-clock is throttled at once.
+    local f = assert(io.open("/proc/sys/kernel/perf_event_max_sample_rate"))
+    local saved = f:read("*l")
+    f:close()
+    local function set(v)
+      local w = assert(io.open("/proc/sys/kernel/perf_event_max_sample_rate", "w"))
+      w:write(v)
+      w:close()
+    end
+    set("1000")
+    local ok, recs, st = pcall(run, { events = { "cpu-clock" }, period = 10000, inherit = false,
+      cmd = { prog(), "0.3" } }, { type = { "THROTTLE", "UNTHROTTLE" } })
+    set(saved)
+    assert(ok, recs)
+    local th = 0
+    for _, r in ipairs(recs) do if r.type == "THROTTLE" then th = th + 1 end end
+    assert.is_true(th > 0)
+    assert.equal(th, num(st.throttled))
+    assert.is_true(num(st.unthrottled) > 0)
+  end)
+
+  it("inherit follows fork and threads", function()
+    local recs = run({ events = { "cpu-clock" }, period = 2000000, cmd = { prog(), "0.2", "fork" } }, true)
+    local tids, pids, forks = {}, {}, 0
+    for _, r in ipairs(recs) do
+      if r.type == "SAMPLE" then tids[r.tid] = true; pids[r.pid] = true end
+      if r.type == "FORK" then forks = forks + 1 end
+    end
+    local nt, np = 0, 0
+    for _ in pairs(tids) do nt = nt + 1 end
+    for _ in pairs(pids) do np = np + 1 end
+    assert.is_true(forks >= 2, "FORK records: " .. forks)
+    assert.is_true(nt >= 3, "threads sampled: " .. nt)
+    assert.is_true(np >= 2, "processes sampled: " .. np)
+  end)
+
+  it("an exec'd child's samples carry its new COMM", function()
+    local recs = run({ events = { "cpu-clock" }, period = 2000000,
+      cmd = { "sh", "-c", prog() .. " 0.2; true" } }, true)
+    local exec_comm = {}
+    for _, r in ipairs(recs) do
+      if r.type == "COMM" and r.exec then exec_comm[r.pid] = r.comm end
+    end
+    local hits = 0
+    for _, r in ipairs(recs) do
+      if r.type == "SAMPLE" and exec_comm[r.pid] == "busyprog" then hits = hits + 1 end
+    end
+    assert.is_true(hits > 50, "samples under the exec'd comm: " .. hits)
+    -- and the profile keeps that comm for the pid
+    local _, _, p = run({ events = { "cpu-clock" }, period = 2000000,
+      cmd = { "sh", "-c", prog() .. " 0.2; true" } })
+    local seen = false
+    for e in p:stacks() do if e.comm == "busyprog" and e.count > 0 then seen = true end end
+    assert.is_true(seen)
+  end)
+
+  it("frequency mode carries PERIOD and the profile weights by it", function()
+    -- page-faults in frequency mode: the kernel retunes the period as the
+    -- rate changes; the periods must sum to the faults the program counted
+    -- itself (getrusage), and the profile must weigh stacks by them.
+    local out = util.tmpdir() .. "/minflt"
+    local recs = run({ events = { "page-faults:u" }, freq = 2000, inherit = false,
+      cmd = { prog(), "0.3", "pagefault", out } }, { type = "SAMPLE" })
+    local minflt = tonumber(util.read(out))
+    local p = perf.profile()
+    local sum, distinct = 0, {}
+    for _, r in ipairs(recs) do
+      sum = sum + num(r.period)
+      distinct[num(r.period)] = true
+      p:add(r)
+    end
+    local n = 0
+    for _ in pairs(distinct) do n = n + 1 end
+    assert.is_true(n > 1, "the kernel adjusts the period in frequency mode")
+    local samples, period = p:total()
+    assert.equal(#recs, num(samples))
+    assert.equal(sum, num(period))
+    local by_stacks = 0
+    for e in p:stacks() do by_stacks = by_stacks + num(e.period) end
+    assert.equal(sum, by_stacks)
+    assert.is_true(math.abs(sum - minflt) / minflt < 0.05,
+      string.format("period sum %d vs %d page faults", sum, minflt))
+  end)
+
+  it("overwrite mode returns the newest records", function()
+    local s = assert(perf.session{ events = { "cpu-clock" }, period = 100000, overwrite = true,
+      pages = 2, inherit = false, cmd = { prog(), "0.3" } })
+    assert(s:start())
+    assert.equal(0, s:wait())
+    local recs = assert(s:snapshot())
+    s:close()
+    assert.is_true(#recs > 10)
+    -- oldest first, time ordered, and ending with the exit: the newest records
+    local prev = 0
+    local first_sample, last_sample
+    for _, r in ipairs(recs) do
+      if r.time then
+        assert.is_true(num(r.time) >= prev)
+        prev = num(r.time)
+      end
+      if r.type == "SAMPLE" then first_sample = first_sample or num(r.time); last_sample = num(r.time) end
+    end
+    assert.equal("EXIT", recs[#recs].type)
+    -- ~3000 samples were written; two pages keep only the last ~150 of them
+    local span = last_sample - first_sample
+    assert.is_true(#recs < 300 and span < 0.1e9, #recs .. " records over " .. span .. " ns")
+    -- a normal session refuses snapshot
+    local s2 = assert(perf.session{ events = { "cpu-clock" }, inherit = false })
+    local ok, err = s2:snapshot()
+    assert.is_nil(ok)
+    assert.truthy(err:find("overwrite"))
+    s2:close()
+  end)
+
+  it("fp call chains show the expected functions (addresses checked with nm)", function()
+    local path = prog()
+    local syms = {}
+    local out = util.sh("nm " .. path)
+    for addr, name in out:gmatch("(%x+) [Tt] ([%w_]+)") do
+      syms[#syms + 1] = { tonumber(addr, 16), name }
+    end
+    table.sort(syms, function(a, b) return a[1] < b[1] end)
+    local function sym(a)
+      a = num(a)
+      if not a then return nil end
+      local best
+      for _, s in ipairs(syms) do
+        if s[1] <= a then best = s[2] else break end
+      end
+      return best
+    end
+    local recs = run({ events = { "cpu-clock:u" }, period = 1000000, callchain = "fp",
+      inherit = false, cmd = { path, "0.3" } }, { type = "SAMPLE" })
+    local good = 0
+    for _, r in ipairs(recs) do
+      local names = {}
+      for _, a in ipairs(r.callchain) do names[#names + 1] = sym(a) or "?" end
+      local chain = table.concat(names, ",")
+      -- leaf first; burn_leaf may have called into clock_gettime (libc/vdso: "?")
+      if chain:find("burn_leaf,burn_mid,burn_top,main", 1, true) then good = good + 1 end
+    end
+    assert.is_true(#recs > 100)
+    assert.is_true(good / #recs > 0.9, good .. " of " .. #recs .. " chains match")
+  end)
+
+  it("records filters run in C: pid, event and type", function()
+    local recs = run({ events = { "cpu-clock" }, period = 2000000, cmd = { prog(), "0.1", "fork" } },
+      { type = "COMM" })
+    for _, r in ipairs(recs) do assert.equal("COMM", r.type) end
+    assert.is_true(#recs >= 1)
+    local all = run({ events = { "cpu-clock" }, period = 2000000, inherit = false,
+      cmd = { prog(), "0.1" } }, { event = "cpu-clock", type = "SAMPLE", cpu = 0 })
+    for _, r in ipairs(all) do assert.equal(0, r.cpu); assert.equal("cpu-clock", r.event) end
+    assert.has_error(function()
+      local s = assert(perf.session{ events = { "cpu-clock" }, inherit = false })
+      local ok, e = pcall(s.records, s, { event = "nope" })
+      s:close()
+      error(e)
+    end)
+  end)
+end)

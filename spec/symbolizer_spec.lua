@@ -1,0 +1,585 @@
+-- The symbolizer against the references: nm (names), addr2line -f -i -C
+-- (file:line and inline chains), /proc/kallsyms, perf script.  Test
+-- programs are built here (PIE, non-PIE, a shared library, C++, inlining,
+-- stripped with a separate debug file), run until they stop themselves
+-- (SIGSTOP), and their addresses resolved from /proc/PID/maps.
+local perf = require "perf"
+local util = require "util"
+
+local q = util.q
+local progs = util.root .. "/spec/progs/"
+
+local function sleep(s) os.execute("sleep " .. s) end
+
+-- Starts cmd in the background and waits until it has stopped itself.
+local function spawn_stopped(cmd)
+  local out = util.sh(cmd .. " >/dev/null 2>&1 & echo $!")
+  local pid = assert(tonumber(out:match("(%d+)%s*$")), out)
+  for _ = 1, 1000 do
+    local st = util.read("/proc/" .. pid .. "/stat")
+    assert(st, "process " .. pid .. " died: " .. cmd)
+    if st:match("^%d+ %b() T") then return pid end
+    sleep(0.01)
+  end
+  error("process did not stop: " .. cmd)
+end
+
+local function kill(pid)
+  if pid then os.execute("kill -9 " .. pid .. " 2>/dev/null") end
+end
+
+-- nm's functions: { {addr=, size=, names={...}} } with sizes, sorted.
+local function nm_functions(bin)
+  local byaddr, list = {}, {}
+  local out = assert(util.sh("nm -S -C --defined-only " .. q(bin)))
+  for a, s, t, name in out:gmatch("(%x+) (%x+) ([TtWw]) ([^\n]+)") do
+    local addr, size = tonumber(a, 16), tonumber(s, 16)
+    if size > 0 then
+      local f = byaddr[addr]
+      if not f then
+        f = { addr = addr, size = size, names = {} }
+        byaddr[addr] = f
+        list[#list + 1] = f
+      end
+      f.names[name] = true
+    end
+  end
+  table.sort(list, function(x, y) return x.addr < y.addr end)
+  return list
+end
+
+-- addr2line -a -f -i -C: for each address, the frames {name=, file=, line=}.
+local function addr2line(bin, addrs)
+  local res, cur = {}, nil
+  local args = {}
+  for i, a in ipairs(addrs) do args[i] = string.format("0x%x", a) end
+  local out = util.sh("addr2line -a -f -i -C -e " .. q(bin) .. " " .. table.concat(args, " "))
+  local lines = {}
+  for l in out:gmatch("[^\n]+") do lines[#lines + 1] = l end
+  local i = 1
+  while i <= #lines do
+    local a = lines[i]:match("^0x(%x+)$")
+    if a then
+      cur = {}
+      res[#res + 1] = cur
+      i = i + 1
+    else
+      local name, pos = lines[i], lines[i + 1] or ""
+      pos = pos:gsub(" %(discriminator %d+%)", "")
+      local file, line = pos:match("^(.*):(%d+)$")
+      if not file or file == "??" then file, line = nil, nil end
+      cur[#cur + 1] = { name = name, file = file, line = line and tonumber(line) }
+      i = i + 2
+    end
+  end
+  assert(#res == #addrs, "addr2line answered " .. #res .. " of " .. #addrs)
+  return res
+end
+
+-- The load bias of bin in pid: mapping at offset 0 minus the first PT_LOAD.
+local function load_bias(pid, path)
+  local maps = assert(util.read("/proc/" .. pid .. "/maps"))
+  local start
+  for l in maps:gmatch("[^\n]+") do
+    local s, off, p = l:match("^(%x+)%-%x+ %S+ (%x+) %S+ %d+%s+(.*)$")
+    if p == path and tonumber(off, 16) == 0 then start = tonumber(s, 16) break end
+  end
+  assert(start, "no mapping of " .. path)
+  local ph = util.sh("readelf -lW " .. q(path))
+  local vaddr = assert(ph:match("LOAD%s+0x%x+%s+0x(%x+)"))
+  vaddr = tonumber(vaddr, 16)
+  return start - (vaddr - vaddr % 4096)
+end
+
+local function build_id(path)
+  return util.sh("readelf -n " .. q(path)):match("Build ID: (%x+)")
+end
+
+-- Compares every function's start and middle with nm + addr2line.
+-- ref: the unstripped binary whose nm/addr2line are the reference.
+local function check_functions(sym, pid, path, ref, opts)
+  opts = opts or {}
+  local funcs = nm_functions(ref)
+  assert.is_true(#funcs >= (opts.min or 3), "too few functions in " .. ref)
+  local bias = load_bias(pid, path)
+  local vaddrs = {}
+  for _, f in ipairs(funcs) do
+    vaddrs[#vaddrs + 1] = f.addr
+    vaddrs[#vaddrs + 1] = f.addr + math.floor(f.size / 2)
+  end
+  local a2l = addr2line(ref, vaddrs)
+  local bad, checked = {}, 0
+  for i, va in ipairs(vaddrs) do
+    local f = funcs[math.floor((i + 1) / 2)]
+    local r, err = sym:resolve(pid, bias + va, { lines = true })
+    checked = checked + 1
+    local ref_line = a2l[i][1]
+    if not r then
+      bad[#bad + 1] = string.format("0x%x: %s", va, tostring(err))
+    elseif not f.names[r.name] then
+      bad[#bad + 1] = string.format("0x%x: name %s, nm says %s", va, r.name, next(f.names))
+    elseif r.offset ~= va - f.addr then
+      bad[#bad + 1] = string.format("0x%x: offset %s", va, tostring(r.offset))
+    elseif r.dso ~= path then
+      bad[#bad + 1] = string.format("0x%x: dso %s", va, tostring(r.dso))
+    elseif r.file ~= ref_line.file or r.line ~= ref_line.line then
+      bad[#bad + 1] = string.format("0x%x %s: %s:%s, addr2line says %s:%s", va, r.name,
+        tostring(r.file), tostring(r.line), tostring(ref_line.file), tostring(ref_line.line))
+    end
+  end
+  assert.are.same({}, bad)
+  -- Lines that were expected at all (not only ??:0 everywhere).
+  local with_lines = 0
+  for _, fr in ipairs(a2l) do if fr[1].file then with_lines = with_lines + 1 end end
+  assert.is_true(with_lines >= (opts.min_lines or 4), "addr2line found too few lines")
+  return checked
+end
+
+local src_prog = util.read(progs .. "sym_prog.c")
+
+describe("symbolizer", function()
+  local dir, pids = nil, {}
+  setup(function()
+    dir = util.tmpdir()
+    local function cc(cmd) local out, ok = util.sh(cmd); assert(ok, out) end
+    util.write(dir .. "/prog.c", src_prog)
+    util.write(dir .. "/lib.c", util.read(progs .. "sym_lib.inc"))
+    util.write(dir .. "/cxx.cc", util.read(progs .. "sym_cxx.inc"))
+    util.write(dir .. "/inl.c", util.read(progs .. "sym_inline.inc"))
+    local base = "cc -O1 -g -fno-omit-frame-pointer -fno-inline "
+    cc(base .. "-fPIE -pie -o " .. dir .. "/pie " .. dir .. "/prog.c")
+    cc(base .. "-fno-pie -no-pie -o " .. dir .. "/nopie " .. dir .. "/prog.c")
+    cc(base .. "-fPIC -shared -o " .. dir .. "/libsym.so " .. dir .. "/lib.c")
+    cc(base .. "-DWITH_LIB -o " .. dir .. "/withlib " .. dir .. "/prog.c -L" .. dir ..
+       " -lsym -Wl,-rpath," .. dir)
+    cc("g++ -O1 -g -fno-inline -o " .. dir .. "/cxx " .. dir .. "/cxx.cc")
+    cc("cc -O2 -g -o " .. dir .. "/inl " .. dir .. "/inl.c")
+    -- Stripped, with the debug info beside it through .gnu_debuglink.
+    cc("mkdir -p " .. dir .. "/s && cp " .. dir .. "/pie " .. dir .. "/s/prog && cd " .. dir ..
+       "/s && objcopy --only-keep-debug prog prog.debug && strip --strip-all prog && " ..
+       "objcopy --add-gnu-debuglink=prog.debug prog")
+  end)
+  teardown(function()
+    for _, p in ipairs(pids) do kill(p) end
+    if dir then os.execute("rm -rf " .. q(dir)) end
+  end)
+  local function run(bin)
+    local pid = spawn_stopped(bin)
+    pids[#pids + 1] = pid
+    return pid
+  end
+
+  it("is a userdata that closes idempotently and refuses use after close", function()
+    local sym = perf.symbolizer()
+    sym:close()
+    sym:close()
+    assert.has_error(function() sym:resolve(1, 0x1000) end, "attempt to use a closed symbolizer")
+    assert.has_error(function() perf.symbolizer(42) end)
+  end)
+
+  it("resolves a PIE executable like nm and addr2line", function()
+    local pid = run(dir .. "/pie")
+    local sym = perf.symbolizer()
+    assert.is_true(sym:load(pid))
+    check_functions(sym, pid, dir .. "/pie", dir .. "/pie")
+    -- The build id is the file's, and the map lookup agrees with /proc.
+    local bias = load_bias(pid, dir .. "/pie")
+    local f = nm_functions(dir .. "/pie")[1]
+    local r = assert(sym:resolve(pid, bias + f.addr))
+    assert.are.equal(build_id(dir .. "/pie"), r.build_id)
+    local m = assert(sym:map(pid, bias + f.addr))
+    assert.are.equal(dir .. "/pie", m.path)
+    assert.is_true(m.start <= bias + f.addr and bias + f.addr < m["end"])
+    sym:close()
+  end)
+
+  it("resolves a non-PIE executable like nm and addr2line", function()
+    local pid = run(dir .. "/nopie")
+    local sym = perf.symbolizer()
+    assert.is_true(sym:load(pid))
+    assert.are.equal(0, load_bias(pid, dir .. "/nopie"))
+    check_functions(sym, pid, dir .. "/nopie", dir .. "/nopie")
+  end)
+
+  it("resolves a shared library and its executable", function()
+    local pid = run(dir .. "/withlib")
+    local sym = perf.symbolizer()
+    assert.is_true(sym:load(pid))
+    check_functions(sym, pid, dir .. "/libsym.so", dir .. "/libsym.so", { min = 3 })
+    check_functions(sym, pid, dir .. "/withlib", dir .. "/withlib")
+  end)
+
+  it("resolves C++ namespaces, templates and methods demangled as nm -C does", function()
+    local pid = run(dir .. "/cxx")
+    local sym = perf.symbolizer()
+    assert.is_true(sym:load(pid))
+    check_functions(sym, pid, dir .. "/cxx", dir .. "/cxx", { min = 6 })
+    -- And the names are the interesting ones, not only the C runtime's.
+    local bias = load_bias(pid, dir .. "/cxx")
+    local seen = {}
+    for _, f in ipairs(nm_functions(dir .. "/cxx")) do
+      local r = assert(sym:resolve(pid, bias + f.addr))
+      seen[r.name] = r
+    end
+    assert.truthy(seen["outer::inner::Box::get() const"])
+    assert.truthy(seen["int outer::inner::twice<int>(int)"])
+    assert.truthy(seen["long outer::inner::Box::as<long>() const"])
+    assert.are.equal("_ZNK5outer5inner3Box3getEv", seen["outer::inner::Box::get() const"].mangled)
+  end)
+
+  it("resolves a stripped binary through its .gnu_debuglink debug file", function()
+    assert.is_nil(util.sh("nm " .. q(dir .. "/s/prog")):match(" T main"))
+    local pid = run(dir .. "/s/prog")
+    local sym = perf.symbolizer()
+    assert.is_true(sym:load(pid))
+    check_functions(sym, pid, dir .. "/s/prog", dir .. "/pie")
+  end)
+
+  it("resolves a stripped binary through /usr/lib/debug/.build-id", function()
+    if not util.is_root() then pending("needs root to write /usr/lib/debug") return end
+    local bid = build_id(dir .. "/pie")
+    local d = "/usr/lib/debug/.build-id/" .. bid:sub(1, 2)
+    local dbg = d .. "/" .. bid:sub(3) .. ".debug"
+    local existed = util.read(dbg) ~= nil
+    util.sh("mkdir -p " .. d .. " && mkdir -p " .. dir .. "/b && cp " .. dir .. "/pie " ..
+            dir .. "/b/prog && strip --strip-all " .. dir .. "/b/prog")
+    if not existed then util.sh("cp " .. dir .. "/s/prog.debug " .. dbg) end
+    local ok, err = pcall(function()
+      local pid = run(dir .. "/b/prog")
+      local sym = perf.symbolizer()
+      assert.is_true(sym:load(pid))
+      check_functions(sym, pid, dir .. "/b/prog", dir .. "/pie")
+    end)
+    if not existed then os.remove(dbg) end
+    assert(ok, err)
+  end)
+
+  it("gives inline chains as addr2line -f -i -C", function()
+    local pid = run(dir .. "/inl")
+    local sym = perf.symbolizer()
+    assert.is_true(sym:load(pid))
+    local bias = load_bias(pid, dir .. "/inl")
+    local hot
+    for _, f in ipairs(nm_functions(dir .. "/inl")) do
+      if f.names.hot then hot = f end
+    end
+    assert.truthy(hot)
+    local vaddrs = {}
+    for a = hot.addr, hot.addr + hot.size - 1 do vaddrs[#vaddrs + 1] = a end
+    local ref = addr2line(dir .. "/inl", vaddrs)
+    local bad, deep = {}, 0
+    local rt = {}
+    for i, va in ipairs(vaddrs) do rt[i] = bias + va end
+    local all = sym:resolve_all(pid, rt, { inlines = true })
+    for i, va in ipairs(vaddrs) do
+      local r = all[i]
+      assert.truthy(r, string.format("0x%x unresolved", va))
+      local got = r.inlined or { { name = r.name, file = r.file, line = r.line } }
+      if #got > 1 then deep = deep + 1 end
+      for k, fr in ipairs(ref[i]) do
+        local g = got[k] or {}
+        if g.name ~= fr.name or g.file ~= fr.file or g.line ~= fr.line then
+          bad[#bad + 1] = string.format("0x%x frame %d: %s %s:%s, addr2line %s %s:%s", va, k,
+            tostring(g.name), tostring(g.file), tostring(g.line), fr.name, tostring(fr.file),
+            tostring(fr.line))
+          break
+        end
+      end
+      if #got ~= #ref[i] then
+        bad[#bad + 1] = string.format("0x%x: %d frames, addr2line %d", va, #got, #ref[i])
+      end
+    end
+    assert.are.same({}, bad)
+    assert.is_true(deep > 5, "no inlined code found in hot()")
+    -- Single resolve agrees with the batch.
+    local mid = math.floor(#rt / 2) + 1
+    local one = assert(sym:resolve(pid, rt[mid], { inlines = true }))
+    assert.are.same(all[mid], one)
+  end)
+
+  it("resolves kernel addresses as /proc/kallsyms says", function()
+    local ks = util.read("/proc/kallsyms") or ""
+    local text = {}
+    local byaddr = {}
+    for a, t, name in ks:gmatch("(%x+) ([tTwW]) (%S+)") do
+      local addr = tonumber(a, 16)
+      if addr ~= 0 then
+        byaddr[a] = byaddr[a] or {}
+        byaddr[a][name] = true
+        text[#text + 1] = a
+      end
+    end
+    if #text == 0 then pending("kallsyms addresses are hidden here") return end
+    table.sort(text)
+    local sym = perf.symbolizer()
+    local bad, n = {}, 0
+    -- A spread of symbols: every k-th, their start and their second byte.
+    local step = math.max(1, math.floor(#text / 400))
+    for i = 1, #text - 1, step do
+      local a = text[i]
+      if a ~= text[i + 1] and #a == 16 and a:sub(9) ~= "ffffffff" then
+        for _, delta in ipairs({ 0, 1 }) do
+          -- As a string: LuaJIT's doubles cannot hold kernel addresses.
+          local addr = "0x" .. a:sub(1, 8) .. string.format("%08x", tonumber(a:sub(9), 16) + delta)
+          local r, err = sym:resolve(-1, addr)
+          n = n + 1
+          if not r then
+            bad[#bad + 1] = a .. ": " .. tostring(err)
+          elseif not byaddr[a][r.name] then
+            bad[#bad + 1] = a .. ": " .. r.name .. " not in kallsyms there"
+          elseif r.offset ~= delta then
+            bad[#bad + 1] = a .. ": offset " .. tostring(r.offset)
+          end
+        end
+      end
+    end
+    assert.is_true(n > 100)
+    assert.are.same({}, bad)
+    -- Module symbols carry the module's name as their dso.
+    local ma, mname, mod = ks:match("(%x+) [tT] (%S+)\t%[(%S+)%]")
+    if ma and tonumber(ma, 16) ~= 0 then
+      local r = assert(sym:resolve(-1, "0x" .. ma))
+      assert.are.equal("[" .. mod .. "]", r.dso)
+      assert.truthy(byaddr[ma][r.name], mname)
+    end
+  end)
+
+  it("says once, clearly, when kptr_restrict hides kernel addresses", function()
+    local f = dir .. "/kallsyms0"
+    util.write(f, "0000000000000000 T _stext\n0000000000000000 t foo\n0000000000000000 T bar\t[mod]\n")
+    local sym = assert(perf.symbolizer{ kallsyms = f })
+    local r, err = sym:resolve(-1, "0xffffffff81000000")
+    assert.is_nil(r)
+    assert.truthy(err:find("kptr_restrict", 1, true), err)
+    local w = sym:warning()
+    assert.truthy(w and w:find("kptr_restrict", 1, true))
+    assert.is_nil(sym:warning())
+    -- A file that cannot be read is an error at creation.
+    local s2, e2, errno = perf.symbolizer{ kallsyms = dir .. "/missing" }
+    assert.is_nil(s2)
+    assert.truthy(e2:find("missing", 1, true))
+    assert.are.equal(2, errno)
+  end)
+
+  describe("perf maps", function()
+    local pid, sym, map
+    local function write_map(text)
+      os.remove(map)
+      util.write(map, text)
+    end
+    before_each(function()
+      pid = run(dir .. "/pie")
+      map = "/tmp/perf-" .. pid .. ".map"
+      sym = perf.symbolizer()
+      assert.is_true(sym:load(pid))
+    end)
+    after_each(function()
+      os.remove(map)
+      sym:close()
+    end)
+
+    it("names JIT code from /tmp/perf-PID.map and rereads it when it grows", function()
+      write_map("7f0000001000 100 jitted_one\n7f0000001100 0x80 LuaJIT::trace 2\n")
+      local r = assert(sym:resolve(pid, 0x7f0000001010))
+      assert.are.equal("jitted_one", r.name)
+      assert.are.equal(0x10, r.offset)
+      assert.are.equal("jit", r.kind)
+      assert.are.equal(map, r.dso)
+      assert.are.equal("LuaJIT::trace 2", assert(sym:resolve(pid, 0x7f000000117f)).name)
+      assert.is_nil(sym:resolve(pid, 0x7f0000001180))
+      local f = assert(io.open(map, "a"))
+      f:write("7f0000002000 40 appended_later\n")
+      f:close()
+      assert.are.equal("appended_later", assert(sym:resolve(pid, 0x7f0000002004)).name)
+    end)
+
+    it("ignores a map owned by another user", function()
+      if not util.is_root() then pending("needs root to chown") return end
+      write_map("7f0000001000 100 planted\n")
+      util.sh("chown nobody " .. q(map))
+      local r, err = sym:resolve(pid, 0x7f0000001010)
+      assert.is_nil(r)
+      assert.truthy(err:find("owned by uid", 1, true), err)
+    end)
+
+    it("ignores a symlinked map", function()
+      local target = dir .. "/target.map"
+      util.write(target, "7f0000001000 100 planted\n")
+      os.remove(map)
+      util.sh("ln -s " .. q(target) .. " " .. q(map))
+      local r, err = sym:resolve(pid, 0x7f0000001010)
+      assert.is_nil(r)
+      assert.truthy(err:find("symlink", 1, true), err)
+    end)
+  end)
+
+  it("follows mmap, fork and exec from fed records", function()
+    local sym = perf.symbolizer()
+    local lib = dir .. "/libsym.so"
+    local f = nm_functions(lib)[1]
+    -- The text segment's file offset: map it where the records say.
+    local off = tonumber(util.sh("readelf -lW " .. q(lib)):match("LOAD%s+0x(%x+)%s+0x%x+%s+0x%x+%s+0x%x+%s+0x%x+%s+R E"), 16)
+    local vaddr_of_off = off -- shared objects: vaddr == offset for the text segment here
+    local base = 0x7f1234500000
+    assert.are.equal(1, sym:feed{ type = "MMAP2", pid = 100, tid = 100, start = base, len = 0x10000,
+      pgoff = off, filename = lib, cpumode = "user" })
+    local addr = base + (f.addr - vaddr_of_off)
+    local r = assert(sym:resolve(100, addr))
+    assert.truthy(f.names[r.name])
+    -- Data maps and kernel maps are not code.
+    assert.are.equal(0, sym:feed{ type = "MMAP2", pid = 100, start = 0x1000, len = 0x1000, pgoff = 0,
+      filename = lib, data = true })
+    assert.is_nil(sym:resolve(100, 0x1000))
+    -- fork copies, exec forgets (the child only).
+    sym:feed{ { type = "FORK", pid = 101, ppid = 100, tid = 101, ptid = 100 },
+              { type = "COMM", pid = 101, tid = 101, comm = "x", exec = false } }
+    assert.are.equal(r.name, assert(sym:resolve(101, addr)).name)
+    sym:feed{ type = "COMM", pid = 101, tid = 101, comm = "y", exec = true }
+    local none, why = sym:resolve(101, addr)
+    assert.is_nil(none)
+    assert.is_string(why)
+    assert.are.equal(r.name, assert(sym:resolve(100, addr)).name)
+    -- A later overlapping mmap replaces the old one.
+    sym:feed{ type = "MMAP", pid = 100, tid = 100, start = base, len = 0x1000, pgoff = 0,
+      filename = "//anon" }
+    assert.are.equal("//anon", assert(sym:map(100, base)).path)
+    -- A source with :records() is iterated.
+    local src = { list = { { type = "MMAP2", pid = 200, start = base, len = 0x10000, pgoff = off,
+      filename = lib } } }
+    function src:records() local i = 0 return function() i = i + 1 return self.list[i] end end
+    assert.are.equal(1, sym:feed(src))
+    assert.are.equal(r.name, assert(sym:resolve(200, addr)).name)
+    assert.has_error(function() sym:feed(42) end)
+    assert.has_error(function() sym:feed{ type = "MMAP", pid = 1 } end)
+  end)
+
+  it("returns nil and a reason for unknown pids and addresses", function()
+    local sym = perf.symbolizer()
+    local r, err = sym:resolve(999999, 0x1000)
+    assert.is_nil(r)
+    assert.truthy(err:find("no maps for pid 999999", 1, true), err)
+    local ok, e, errno = sym:load(2 ^ 30)
+    assert.is_nil(ok)
+    assert.truthy(e:find("/proc/", 1, true))
+    assert.are.equal(3, errno) -- ESRCH
+    assert.has_error(function() sym:resolve("x", 1) end)
+  end)
+
+  it("demangles C++ and Rust names as c++filt does", function()
+    local names = {
+      "_ZN5outer5inner5twiceIiEET_S2_", "_ZNK5outer5inner3Box3getEv", "_ZNSt6vectorIiSaIiEED2Ev",
+      "_ZN4core3fmt5write17h0123456789abcdefE",
+      "_ZN66_$LT$alloc..vec..Vec$LT$T$GT$$u20$as$u20$core..ops..drop..Drop$GT$4drop17h1b2c3d4e5f607182E",
+      "main", "_Znotmangled",
+    }
+    for _, n in ipairs(names) do
+      local want = util.sh("c++filt " .. q(n)):gsub("\n$", "")
+      if n:find("17h%x+E$") then
+        -- perf (6.1's rust_demangle_sym) drops the hash c++filt keeps.
+        want = util.sh("c++filt --format=rust " .. q(n)):gsub("\n$", ""):gsub("::h%x+$", "")
+      end
+      assert.are.equal(want, perf.demangle(n))
+    end
+  end)
+
+  it("symbolizes the user frames of a perf record -g file as perf script does", function()
+    if not perf.open then pending("perf.open (the perf.data reader) is not built") return end
+    local data = dir .. "/g.data"
+    local out, ok = util.perf("record -q -g -F 1000 -e cpu-clock -o " .. q(data) .. " -- " ..
+      dir .. "/withlib 400 exit")
+    assert(ok, out)
+    local f = assert(perf.open(data))
+    local sym = perf.symbolizer()
+    assert.is_true(sym:feed(f) >= 3)
+    -- Our frames: each sample's user part of the callchain, resolved.
+    local ours = {}
+    for rec in f:records{ type = "SAMPLE" } do
+      local names = {}
+      local cc = rec.callchain or {}
+      for i = (rec.callchain_kernel or 0) + 1, #cc do
+        local r = sym:resolve(rec.pid, cc[i])
+        if not (r and r.kind == "kernel") then
+          names[#names + 1] = r and (r.name .. " (" .. r.dso .. ")") or "[unknown]"
+        end
+      end
+      ours[#ours + 1] = table.concat(names, "\n")
+    end
+    f:close()
+    -- perf script's: the same samples, in the same order, frames as "sym (dso)".
+    local script = util.perf("script -i " .. q(data) .. " -F ip,sym,dso 2>/dev/null")
+    local theirs = {}
+    for block in (script .. "\n\n"):gmatch("(.-)\n\n+") do
+      local names = {}
+      for name, dso in block:gmatch("%x+ ([^\n]-) %(([^\n]-)%)") do
+        local kernel = dso:match("^%[") and dso ~= "[vdso]" and dso ~= "[unknown]"
+        if not kernel then
+          names[#names + 1] = name == "[unknown]" and "[unknown]" or (name .. " (" .. dso .. ")")
+        end
+      end
+      if block:find("%S") then theirs[#theirs + 1] = table.concat(names, "\n") end
+    end
+    assert.is_true(#ours > 100, "only " .. #ours .. " samples")
+    assert.are.equal(#theirs, #ours)
+    local bad, frames = {}, 0
+    for i = 1, #ours do
+      if ours[i] ~= theirs[i] and #bad < 5 then
+        bad[#bad + 1] = "sample " .. i .. ":\n" .. ours[i] .. "\n-- perf script:\n" .. theirs[i]
+      end
+      for _ in ours[i]:gmatch("[^\n]+") do frames = frames + 1 end
+    end
+    assert.are.same({}, bad)
+    assert.is_true(frames > #ours)
+  end)
+
+  it("symbolizes the user frames of a live perf record -g -p as perf script does", function()
+    -- Run a workload, profile it while it burns CPU, then resolve once stopped.
+    local out = util.sh(dir .. "/withlib 1500 >/dev/null 2>&1 & echo $!")
+    pid = assert(tonumber(out:match("(%d+)%s*$")))
+    pids[#pids + 1] = pid
+    local data = dir .. "/perf.data"
+    local rec, ok = util.perf("record -q -g -F 2000 -e cpu-clock -p " .. pid .. " -o " .. q(data) ..
+      " -- sleep 0.7")
+    assert(ok, rec)
+    -- Wait for it to stop itself.
+    for _ = 1, 500 do
+      local st = util.read("/proc/" .. pid .. "/stat") or ""
+      if st:match("^%d+ %b() T") then break end
+      sleep(0.01)
+    end
+    local script = util.perf("script -i " .. q(data) .. " -F ip,sym,dso 2>/dev/null")
+    local sym = perf.symbolizer()
+    assert.is_true(sym:load(pid))
+    -- perf script prints frames map-relative (file offsets): back to addresses
+    -- through the stopped process's own maps.
+    local maps = {}
+    for l in util.read("/proc/" .. pid .. "/maps"):gmatch("[^\n]+") do
+      local s, e, perms, off, path = l:match("^(%x+)%-(%x+) (%S+) (%x+) %S+ %d+%s+(/.*)$")
+      if s and perms:find("x") then
+        maps[#maps + 1] = { start = tonumber(s, 16), size = tonumber(e, 16) - tonumber(s, 16),
+          off = tonumber(off, 16), path = path }
+      end
+    end
+    local function absolute(rel, path)
+      for _, m in ipairs(maps) do
+        if m.path == path and rel >= m.off and rel < m.off + m.size then
+          return m.start + rel - m.off
+        end
+      end
+    end
+    local frames, bad = 0, {}
+    for ip, name, dso in script:gmatch("\n%s*(%x+) ([^\n]-) %(([^\n]-)%)") do
+      if dso:sub(1, 1) == "/" then
+        local addr = absolute(tonumber(ip, 16), dso)
+        frames = frames + 1
+        local r = addr and sym:resolve(pid, addr)
+        local got = r and r.name or "[unknown]"
+        if got ~= name or (r and r.dso ~= dso) then
+          bad[#bad + 1] = string.format("%s: %s (%s), perf script %s (%s)", ip, got,
+            tostring(r and r.dso), name, dso)
+        end
+      end
+    end
+    assert.is_true(frames > 50, "perf script gave only " .. frames .. " user frames")
+    assert.are.same({}, bad)
+  end)
+end)
