@@ -71,6 +71,18 @@ build/progs/%: spec/progs/%.c
 
 progs: $(PROGS)
 
+# examples/embed: a C host embedding Lua 5.4 that profiles itself through
+# perf.luaprofile (it loads build/perf/core.so); frame pointers on, so the
+# host's own frames show in the profile.
+.PHONY: embed
+embed: build/embed/embed
+	$(MAKE) LUA=lua5.4 all
+
+build/embed/embed: examples/embed/embed.c
+	@mkdir -p $(dir $@)
+	$(CC) -O1 -g -fno-omit-frame-pointer -fno-inline $(shell $(PKG) --cflags lua5.4) \
+		-o $@ $< $(shell $(PKG) --libs lua5.4)
+
 deps:
 	sh .ci/deps.sh
 

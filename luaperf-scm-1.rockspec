@@ -58,6 +58,7 @@ build = {
             "csrc/core/symtab.c",
             "csrc/core/tracefmt.c",
             "csrc/core/unwind.c",
+            "csrc/core/unwind_cfi.c",
             "csrc/core/workload.c",
             "csrc/lua/compat.c",
             "csrc/lua/l_counter.c",

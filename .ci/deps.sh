@@ -7,7 +7,8 @@ lua5.1 liblua5.1-0-dev lua-busted luarocks libelf-dev libdw-dev zlib1g-dev
 libzstd-dev libtraceevent-dev linux-perf binutils elfutils util-linux
 procps
 clang libclang-rt-14-dev valgrind cppcheck clang-tidy
-chromium chromium-driver golang-go libxml2-utils python3"
+chromium chromium-driver golang-go libxml2-utils python3
+nginx libnginx-mod-http-lua curl libc6-dbg"
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"

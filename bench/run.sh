@@ -3,3 +3,7 @@
 cd "$(dirname "$0")/.."
 sh bench/symbols.sh
 sh bench/unwind.sh
+sh bench/evspec.sh
+sh bench/flame.sh
+sh bench/counter_read.sh
+sh bench/decode.sh

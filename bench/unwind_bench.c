@@ -12,6 +12,8 @@
  *     -s    symbolize the printed frames (otherwise "?")
  *     -r N  unwind the file N times (timing), report the best run
  *     -n    read, decode and feed only (the baseline the unwinding adds to)
+ *     -f    the profile path: unwind__add_record into a stack table,
+ *           printed as folded stacks (user frames, per pid and tid)
  *     -S    every sample through libdwfl's unwinder (no cached CFI rows)
  *
  * Prints "samples N unwound N truncated N failed N frames N seconds S
@@ -27,6 +29,7 @@
 
 #include "perfdata.h"
 #include "record.h"
+#include "stacktab.h"
 #include "symbolizer.h"
 #include "unwind.h"
 
@@ -75,7 +78,58 @@ static void print_sample(struct symbolizer *sym, const struct record *r,
 
 struct totals { uint64_t samples, unwound, truncated, failed, frames; };
 
-static int no_unwind, slow_only;
+static int no_unwind, slow_only, folded;
+
+/* The profile path: unwind__add_record into a stack table, printed folded
+ * (root first, user frames only, names from the symbolizer). */
+static int run_folded(const char *path)
+{
+	struct perfdata *pd;
+	struct symbolizer *sym = symbolizer__new();
+	struct stacktab *st = stacktab__new();
+	struct unwinder *u;
+	struct perfdata_rec pr;
+	char err[256];
+	int rc;
+
+	if (!sym || !st || unwinder__new(&u) < 0)
+		return -ENOMEM;
+	rc = perfdata__open(path, NULL, &pd, err, sizeof err);
+	if (rc < 0) {
+		fprintf(stderr, "%s: %s\n", path, err);
+		return rc;
+	}
+	while ((rc = perfdata__next(pd, &pr)) > 0) {
+		const struct evtab *et = perfdata__evtab(pd);
+		struct record r;
+		if (record__decode(et, pr.hdr, pr.size, &r, err, sizeof err) < 0)
+			continue;
+		if (unwind__add_record(u, sym, st, &r, et, NULL) < 0) {
+			rc = -ENOMEM;
+			break;
+		}
+	}
+	for (size_t i = 0; i < stacktab__count(st); i++) {
+		struct stacktab_entry e;
+		stacktab__get(st, i, &e);
+		if (e.nr == e.nkernel)
+			continue;
+		for (unsigned j = e.nr; j-- > e.nkernel;) {
+			struct sym_result res;
+			uint64_t a = e.addrs[j] - (j > e.nkernel);
+			const char *name = "[unknown]";
+			if (symbolizer__resolve(sym, (uint32_t)e.pid, a, SYM_NAMES, &res) == 0 && res.name)
+				name = res.name;
+			printf("%s%s", name, j > e.nkernel ? ";" : "");
+		}
+		printf(" %" PRIu64 "\n", e.count);
+	}
+	perfdata__close(pd);
+	stacktab__delete(st);
+	unwinder__delete(u);
+	symbolizer__delete(sym);
+	return rc;
+}
 
 static int run(const char *path, int print, int symbolize, struct totals *t)
 {
@@ -141,22 +195,25 @@ int main(int argc, char **argv)
 {
 	int print = 0, symbolize = 0, reps = 1, c;
 
-	while ((c = getopt(argc, argv, "nSpsr:")) != -1) {
+	while ((c = getopt(argc, argv, "fnSpsr:")) != -1) {
 		switch (c) {
 		case 'n': no_unwind = 1; break;
+		case 'f': folded = 1; break;
 		case 'S': slow_only = 1; break;
 		case 'p': print = 1; break;
 		case 's': symbolize = 1; break;
 		case 'r': reps = atoi(optarg) > 0 ? atoi(optarg) : 1; break;
 		default:
-			fprintf(stderr, "usage: unwind_bench [-p] [-s] [-S] [-n] [-r N] perf.data\n");
+			fprintf(stderr, "usage: unwind_bench [-p] [-s] [-f] [-S] [-n] [-r N] perf.data\n");
 			return 2;
 		}
 	}
 	if (optind >= argc) {
-		fprintf(stderr, "usage: unwind_bench [-p] [-s] [-S] [-n] [-r N] perf.data\n");
+		fprintf(stderr, "usage: unwind_bench [-p] [-s] [-f] [-S] [-n] [-r N] perf.data\n");
 		return 2;
 	}
+	if (folded)
+		return run_folded(argv[optind]) < 0;
 	double best = 0;
 	struct totals t;
 	for (int i = 0; i < reps; i++) {

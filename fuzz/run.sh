@@ -9,16 +9,26 @@ secs=${1:-60}
 out=build/fuzz
 mkdir -p "$out"
 CC=${FUZZ_CC:-clang}
-cflags="-g -O1 -std=gnu11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -Icsrc/core $(pkg-config --cflags libelf libdw libzstd libtraceevent)"
+base="-g -O1 -std=gnu11 -D_GNU_SOURCE -Icsrc/core $(pkg-config --cflags libelf libdw libzstd libtraceevent)"
+san="-fsanitize=address,undefined -fno-sanitize-recover=all"
 libs="$(pkg-config --libs libelf libdw libzstd libtraceevent) -lz -lstdc++"
-core=$(ls csrc/core/*.c)
 status=0
+# The core is compiled once, instrumented, and linked into every target.
+mkdir -p "$out/core"
+core=""
+for c in csrc/core/*.c; do
+    o="$out/core/$(basename "$c" .c).o"
+    if [ ! -e "$o" ] || [ "$c" -nt "$o" ]; then
+        $CC $base $san -fsanitize=fuzzer-no-link -c "$c" -o "$o" || { echo "fuzz: $c does not build"; exit 1; }
+    fi
+    core="$core $o"
+done
 for src in fuzz/fuzz_*.c; do
     [ -e "$src" ] || continue
     name=$(basename "$src" .c); name=${name#fuzz_}
     bin="$out/fuzz_$name"
     echo "== fuzz $name"
-    if ! $CC $cflags -o "$bin" "$src" $core $libs; then
+    if ! $CC $base $san -fsanitize=fuzzer -o "$bin" "$src" $core $libs; then
         echo "fuzz $name: build failed"; status=1; continue
     fi
     mkdir -p "fuzz/corpus/$name" "$out/corpus/$name" "$out/crashes/$name"

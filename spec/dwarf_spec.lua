@@ -13,10 +13,11 @@ end
 -- The seed text's shaped program and a deep recursion, without frame
 -- pointers: frame-pointer chains cannot walk them.
 local NOFP = "-O1 -g -fomit-frame-pointer -fno-inline"
-local shaped, deep
+local shaped, deep, threads
 local function progs()
   shaped = shaped or util.cc(src("shaped"), NOFP, "shaped_nofp")
   deep = deep or util.cc(src("dwarf_deep"), NOFP, "dwarf_deep")
+  threads = threads or util.cc(src("dwarf_threads"), NOFP, "dwarf_threads")
 end
 
 local function record(args, out)
@@ -63,10 +64,10 @@ end
 
 -- Our samples, unwound through the Lua API: the same shape as perf_samples,
 -- addresses shown as perf shows them (dso-relative, callers at ret - 1).
-local function our_samples(file)
+local function our_samples(file, opts)
   local f = assert(perf.open(file))
   local sym = perf.symbolizer()
-  local u = perf.unwinder()
+  local u = perf.unwinder(opts)
   local samples = {}
   for rec in f:records() do
     if rec.type == "SAMPLE" then
@@ -161,6 +162,7 @@ describe("dwarf call graphs", function()
     assert.has_error(function() u:unwind({ type = "SAMPLE", pid = 1 }, sym) end,
       'the record has no regs_user (not recorded with callchain "dwarf")')
     assert.has_error(function() u:unwind({}, {}) end)
+    assert.has_error(function() perf.unwinder("fast") end)
     assert.has_error(function()
       u:unwind({ regs_user = { 1, 2, 3 }, stack_user = "" }, sym)
     end)
@@ -232,6 +234,9 @@ describe("dwarf call graphs", function()
     local theirs2 = perf_samples(big)
     local ours2, stats2 = our_samples(big)
     assert.are.same({}, compare(theirs2, ours2))
+    -- libdwfl's own unwinder (no cached CFI rows) gives the same frames.
+    local slow = our_samples(big, { cached = false })
+    assert.are.same({}, compare(theirs2, slow))
     assert.are.equal(0, tonumber(stats2.truncated))
     local full = 0
     for _, s in ipairs(ours2) do
@@ -242,11 +247,78 @@ describe("dwarf call graphs", function()
     assert.is_true(full >= #ours2 * 0.9, full .. " of " .. #ours2 .. " complete")
   end)
 
+  it("builds a profile of unwound stacks equal to perf's folded stacks", function()
+    progs()
+    local file = dir .. "/profile.data"
+    record("--call-graph dwarf -F 1999 -- " .. shaped .. " 300", file)
+    local ref = {}
+    for _, s in ipairs(perf_samples(file)) do
+      if #s.user > 0 then
+        local names = {}
+        for j = #s.user, 1, -1 do names[#names + 1] = clean(s.user[j].name) end
+        local k = table.concat(names, ";")
+        ref[k] = (ref[k] or 0) + 1
+      end
+    end
+    local f = assert(perf.open(file))
+    local sym = perf.symbolizer()
+    local u = perf.unwinder()
+    local p = perf.profile()
+    for rec in f:records() do
+      if rec.type == "SAMPLE" then
+        local info = u:add(p, rec, sym)
+        assert.is_false(info.truncated)
+      else
+        sym:feed(rec)
+        p:add(rec)
+      end
+    end
+    local got = {}
+    for e in p:stacks() do
+      local names = {}
+      for i = #e.addrs, e.kernel + 1, -1 do
+        local a = tonum(e.addrs[i])
+        if i > e.kernel + 1 then a = a - 1 end
+        local r = sym:resolve(e.pid, a)
+        names[#names + 1] = clean(r and r.name)
+      end
+      if #names > 0 then
+        local k = table.concat(names, ";")
+        got[k] = (got[k] or 0) + e.count
+      end
+    end
+    assert.are.same(ref, got)
+    f:close()
+  end)
+
+  it("unwinds every thread of a process, through libc, as perf does", function()
+    progs()
+    local file = dir .. "/threads.data"
+    record("--call-graph dwarf -F 1999 -- " .. threads .. " 4000", file)
+    local theirs = perf_samples(file)
+    local ours = our_samples(file)
+    assert.are.same({}, compare(theirs, ours))
+    local tids, in_thread, in_libc = {}, 0, 0
+    for _, s in ipairs(ours) do
+      local u = s.user
+      if #u > 0 and clean(u[#u].name) == "clone3" and has(u, "worker") then
+        in_thread = in_thread + 1
+      end
+      if #u > 1 and u[1].dso:match("libc%.so") and has(u, "fill_pages", 2) then
+        in_libc = in_libc + 1
+      end
+    end
+    assert.is_true(in_thread >= #ours * 0.5, in_thread .. " of " .. #ours .. " end in clone3")
+    assert.is_true(in_libc > 0, "no stack through libc")
+    -- and the same without the cached rows
+    assert.are.same({}, compare(theirs, (our_samples(file, { cached = false }))))
+  end)
+
   it("unwinds a live session like perf record --call-graph dwarf", function()
     progs()
     -- perf's folded stacks
     local file = dir .. "/live-ref.data"
-    record("--call-graph dwarf -F 999 -- " .. shaped .. " 400", file)
+    record("--call-graph dwarf -F 999 -- " .. shaped .. " 800", file)
     local ref, nref = {}, 0
     for _, s in ipairs(perf_samples(file)) do
       if #s.user > 0 then
@@ -260,7 +332,7 @@ describe("dwarf call graphs", function()
 
     -- ours, live
     local s = assert(perf.session{ events = { "cpu-clock" }, freq = 999, callchain = "dwarf",
-                                   cmd = { shaped, "400" } })
+                                   cmd = { shaped, "800" } })
     local sym = perf.symbolizer()
     local u = perf.unwinder()
     local got, n = {}, 0

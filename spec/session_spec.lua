@@ -308,6 +308,20 @@ describe("perf.session", function()
     assert.is_true(good / #recs > 0.9, good .. " of " .. #recs .. " chains match")
   end)
 
+  it("context_switch adds SWITCH records; max_stack bounds call chains", function()
+    local recs = run({ events = { "cpu-clock" }, period = 1000000, context_switch = true,
+      inherit = false, cmd = { "sh", "-c", "sleep 0.05; sleep 0.05" } }, { type = "SWITCH" })
+    local outs, ins = 0, 0
+    for _, r in ipairs(recs) do
+      if r.out then outs = outs + 1 else ins = ins + 1 end
+    end
+    assert.is_true(outs >= 2 and ins >= 2, outs .. " out, " .. ins .. " in")
+    local samples = run({ events = { "cpu-clock:u" }, period = 1000000, callchain = "fp", max_stack = 2,
+      inherit = false, cmd = { prog(), "0.1" } }, { type = "SAMPLE" })
+    assert.is_true(#samples > 20)
+    for _, r in ipairs(samples) do assert.is_true(#r.callchain <= 2, #r.callchain .. " frames") end
+  end)
+
   it("records filters run in C: pid, event and type", function()
     local recs = run({ events = { "cpu-clock" }, period = 2000000, cmd = { prog(), "0.1", "fork" } },
       { type = "COMM" })

@@ -195,14 +195,15 @@ int evcatalog__cache(const char *name, uint64_t *config, char *msg, size_t len)
 
 	if (split_cache(name, &type, words, &nwords) != 0)
 		return -ENOENT;
+	/* As perf: the first operation and the first result count; a second
+	 * word of the same sort ("L1-dcache-load-store") is ignored. */
 	for (i = 0; i < nwords; i++) {
 		if (words[i] < 10 && op < 0) {
 			op = words[i];
+			if (!(cache_valid_ops[type] & (1u << op)))
+				break;
 		} else if (words[i] >= 10 && result < 0) {
 			result = words[i] - 10;
-		} else {
-			snprintf(msg, len, "a cache event names one operation and one result");
-			return -EINVAL;
 		}
 	}
 	if (op < 0)

@@ -403,6 +403,18 @@ static int apply_terms(struct ctx *c, const char *pmu, const char *terms, int de
 
 /* ---- the forms ---- */
 
+/* Letters, digits, '_', '-', '.': tracepoint systems and events, PMU names. */
+static int valid_tp_name(const char *s)
+{
+	if (*s == '\0')
+		return 0;
+	for (; *s != '\0'; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		      (*s >= '0' && *s <= '9') || *s == '_' || *s == '-' || *s == '.'))
+			return 0;
+	return 1;
+}
+
 static void init_event(struct ctx *c, enum evspec_kind kind, uint32_t type,
 		       uint64_t config, const char *pmu)
 {
@@ -428,7 +440,7 @@ static int parse_pmu_form(struct ctx *c, const char *slash)
 	if (n >= sizeof pmu)
 		return fail(c, -EINVAL, "PMU name too long in '%s'", c->spec);
 	copy_part(pmu, sizeof pmu, c->spec, n);
-	if (!valid_term_name(pmu) && strchr(pmu, '.') == NULL)
+	if (!valid_tp_name(pmu))
 		return fail(c, -EINVAL, "bad PMU name '%s' in '%s'", pmu, c->spec);
 	if (close == NULL)
 		return fail(c, -EINVAL, "missing closing '/' in '%s' (pmu/term=value,.../)",
@@ -626,17 +638,6 @@ static int parse_symbol(struct ctx *c, const char *name)
 			    in_spec(c, name), hint);
 	return fail(c, -ENOENT, "unknown event '%s'%s (perf.list() shows the events here)",
 		    name, in_spec(c, name));
-}
-
-static int valid_tp_name(const char *s)
-{
-	if (*s == '\0')
-		return 0;
-	for (; *s != '\0'; s++)
-		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
-		      (*s >= '0' && *s <= '9') || *s == '_' || *s == '-' || *s == '.'))
-			return 0;
-	return 1;
 }
 
 static int parse_tracepoint(struct ctx *c, const char *sys, const char *event)

@@ -35,6 +35,7 @@ struct stacktab {
 	size_t nslots;
 	char **events;
 	uint32_t nevents;
+	uint32_t last;              /* entry index + 1 of the previous sample's stack */
 	struct st_comm *comms;
 	size_t ncomms, comm_slots;
 	/* The last evtab's index -> our event index, so names are looked up
@@ -210,11 +211,24 @@ static int reserve(struct stacktab *st, size_t n)
 static int add(struct stacktab *st, const uint64_t *key, unsigned nkey,
 	       uint32_t ev, int32_t pid, int32_t tid, uint64_t count, uint64_t period)
 {
-	uint64_t h = stack_hash(key, nkey, ev, pid, tid);
-	size_t j = h & (st->nslots - 1);
+	uint64_t h;
+	size_t j;
 	struct st_entry *e;
 	unsigned nr, nk;
 
+	/* Hot loops repeat a stack sample after sample: try the previous one
+	 * first (a miss usually differs at the leaf, the first word). */
+	if (st->last) {
+		e = &st->e[st->last - 1];
+		if (e->nkey == nkey && e->ev == ev && e->pid == pid && e->tid == tid &&
+		    !memcmp(st->arena + e->key, key, nkey * sizeof *key)) {
+			e->count += count;
+			e->period += period;
+			goto done;
+		}
+	}
+	h = stack_hash(key, nkey, ev, pid, tid);
+	j = h & (st->nslots - 1);
 	while (st->slots[j]) {
 		e = &st->e[st->slots[j] - 1];
 		if (e->hash == h && e->nkey == nkey && e->ev == ev &&
@@ -222,6 +236,7 @@ static int add(struct stacktab *st, const uint64_t *key, unsigned nkey,
 		    !memcmp(st->arena + e->key, key, nkey * sizeof *key)) {
 			e->count += count;
 			e->period += period;
+			st->last = st->slots[j];
 			goto done;
 		}
 		j = (j + 1) & (st->nslots - 1);
@@ -255,6 +270,7 @@ static int add(struct stacktab *st, const uint64_t *key, unsigned nkey,
 	e->count = count;
 	e->period = period;
 	st->slots[j] = (uint32_t)++st->nr;
+	st->last = st->slots[j];
 	if (st->nr * 2 > st->nslots && grow_slots(st))
 		return -ENOMEM;
 done:

@@ -23,8 +23,10 @@
 #include <stdint.h>
 #include <linux/perf_event.h>
 
+struct evtab;
 struct record;
 struct record_sample;
+struct stacktab;
 struct symbolizer;
 
 /*
@@ -105,6 +107,22 @@ int unwind__sample(struct unwinder *u, struct symbolizer *sym,
 		   const struct perf_event_attr *attr,
 		   const struct record_sample *s, uint64_t *out_ips, size_t max,
 		   unsigned *status);
+
+/* Whether samples of attr carry what unwinding needs (regs + stack). */
+int unwind__wants(const struct perf_event_attr *attr);
+
+/*
+ * The profile builders' hook (file and session profiles, in place of
+ * stacktab__add_record): a maps record (MMAP, MMAP2, COMM, FORK, EXIT)
+ * feeds sym; a sample of a DWARF event is unwound and added to st with the
+ * unwound chain in place of its callchain (counted like any sample: period,
+ * event, pid, tid); everything else goes to stacktab__add_record as is.
+ * Records must come in order (maps before the samples that need them).
+ * *status (optional) gets the sample's UNWIND_* bits.  Returns 0 or -errno.
+ * (unwind_profile.c)
+ */
+int unwind__add_record(struct unwinder *u, struct symbolizer *sym, struct stacktab *st,
+		       const struct record *r, const struct evtab *t, unsigned *status);
 
 /*
  * 1 (the default): steps go through CFI rows cached per pc, computed as

@@ -265,7 +265,8 @@ static bool eval(const struct eval *e, const Dwarf_Op *ops, size_t nops, bool in
 		case DW_OP_pick:
 			if (used <= op->number)
 				return false;
-			PUSH(stack[used - 1 - op->number]);
+			v1 = stack[used - 1 - op->number];
+			PUSH(v1);
 			break;
 		case DW_OP_over:
 			POP(v1); POP(v2); PUSH(v2); PUSH(v1); PUSH(v2);

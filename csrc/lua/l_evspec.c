@@ -143,8 +143,8 @@ static int l_list(lua_State *L)
 	luaL_setmetatable(L, "perf.catalog_entries");
 	rc = evcatalog__foreach(pattern, collect, e);
 	if (rc < 0)
-		return lperf_fail(L, e->oom ? "out of memory listing events" :
-				  "event pattern is too long", -rc);
+		return lperf_fail(L, rc == -E2BIG ? "event pattern is too long (at most 255 bytes)" :
+				  e->oom ? "out of memory listing events" : NULL, -rc);
 	lua_createtable(L, (int)(e->count < 100000 ? e->count : 0), 0);
 	p = e->data;
 	end = e->data + e->len;

@@ -26,6 +26,8 @@
  *   w:drain(s)            one pass over the rings (+ FINISHED_ROUND)
  *   w:record(s, {duration_ms=})  drains until the target is gone, SIGINT
  *                         or the duration; returns the stats
+ *   w:record_overwrite(s, {...})  the same for overwrite sessions: waits,
+ *                         then writes the newest records of every ring
  *   w:stats()             records, bytes, samples, lost, lost_samples, throttled
  *   w:close()             features + header: true | nil, msg, errno
  * A new f:records() or f:scan() starts again from the first record.
@@ -814,7 +816,24 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-static int writer_record(lua_State *L)
+static int snap_one(void *arg, const struct record *r)
+{
+	struct drain_ctx *c = arg;
+	int e = perfdata_writer__write(c->w, r->data, r->size);
+	if (e < 0) {
+		c->err = e;
+		return 1;
+	}
+	c->n++;
+	return 0;
+}
+
+/*
+ * The recording loop: drains (or, for overwrite rings, only waits) until the
+ * target is gone, SIGINT/SIGTERM, or the duration; overwrite rings are then
+ * written once, newest records only.
+ */
+static int record_loop(lua_State *L, int overwrite)
 {
 	struct lwriter *lw = checkwriter(L, 1);
 	struct session *s = lperf_checksession(L, 2);
@@ -843,12 +862,20 @@ static int writer_record(lua_State *L)
 			e = rc;
 			break;
 		}
-		if ((e = drain_pass(lw->w, s, &n)) < 0)
+		if (!overwrite && (e = drain_pass(lw->w, s, &n)) < 0)
 			break;
 	}
 	if (!e) {
 		session__stop(s);
-		e = drain_pass(lw->w, s, &n);
+		if (overwrite) {
+			struct drain_ctx c = { lw->w, 0, 0 };
+			int rc = session__snapshot(s, snap_one, &c);
+			e = c.err ? c.err : rc < 0 ? rc : 0;
+			if (!e && c.n)
+				e = perfdata_writer__finished_round(lw->w);
+		} else {
+			e = drain_pass(lw->w, s, &n);
+		}
 	}
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
@@ -858,6 +885,16 @@ static int writer_record(lua_State *L)
 	lperf_setbool(L, "interrupted", interrupted);
 	lperf_setbool(L, "done", done);
 	return 1;
+}
+
+static int writer_record(lua_State *L)
+{
+	return record_loop(L, 0);
+}
+
+static int writer_record_overwrite(lua_State *L)
+{
+	return record_loop(L, 1);
 }
 
 static int writer_stats(lua_State *L)
@@ -889,6 +926,7 @@ static void open_writer(lua_State *L)
 		{ "synthesize", writer_synthesize },
 		{ "drain", writer_drain },
 		{ "record", writer_record },
+		{ "record_overwrite", writer_record_overwrite },
 		{ "stats", writer_stats },
 		{ "close", writer_close },
 		{ NULL, NULL },

@@ -1,7 +1,9 @@
 /*
  * perf.unwinder(): DWARF unwinding of sample records (csrc/core/unwind.h).
  *
- *   local u = perf.unwinder()
+ *   local u = perf.unwinder([{ cached = false }])
+ *       cached = false: every sample through libdwfl's own unwinder, not
+ *       the CFI rows cached per pc (same stacks, slower; for comparisons)
  *   local chain, info = u:unwind(rec, sym[, regs_mask])
  *       rec   a SAMPLE record table with regs_user and stack_user (from a
  *             session or file recorded with callchain "dwarf")
@@ -13,6 +15,9 @@
  *            removed, as rec.callchain); callers are return addresses
  *     info:  { kernel = leading kernel entries, user = user frames,
  *              truncated = bool, failed = bool, error = msg | nil }
+ *   u:add(profile, rec, sym[, regs_mask]) -> info
+ *       the same unwind, the stack added to a perf.profile() (count 1,
+ *       rec.period or 1, rec.event): profiles of DWARF samples from Lua
  *   u:stats() -> { samples=, truncated=, failed=, frames=, sessions= }
  *   u:forget(pid); u:close()
  *
@@ -23,6 +28,7 @@
 #include <string.h>
 #include "luaperf.h"
 #include "record.h"
+#include "stacktab.h"
 #include "symbolizer.h"
 #include "unwind.h"
 
@@ -58,12 +64,19 @@ static int uw_close(lua_State *L)
 
 static int uw_new(lua_State *L)
 {
-	struct lunwinder *w = lua_newuserdatauv(L, sizeof(*w), 0);
+	struct lunwinder *w;
+	int cached = 1;
 
+	if (!lua_isnoneornil(L, 1)) {
+		luaL_checktype(L, 1, LUA_TTABLE);
+		cached = lperf_optfield_bool(L, 1, "cached", 1);
+	}
+	w = lua_newuserdatauv(L, sizeof(*w), 0);
 	w->u = NULL;
 	luaL_setmetatable(L, UNWINDER_MT);
 	if (unwinder__new(&w->u) < 0)
 		return lperf_fail(L, "cannot create an unwinder: out of memory", ENOMEM);
+	unwinder__set_fast(w->u, cached);
 	return 1;
 }
 
@@ -100,20 +113,20 @@ struct lua_sample {
 	uint64_t kchain[MAX_KERNEL + 1];
 };
 
-static void read_sample(lua_State *L, struct lua_sample *ls)
+static void read_sample(lua_State *L, int rec, int maskarg, struct lua_sample *ls)
 {
 	struct record_sample *s = &ls->s;
 	size_t len = 0;
 	unsigned n;
 	uint64_t nk;
 
-	luaL_checktype(L, 2, LUA_TTABLE);
+	luaL_checktype(L, rec, LUA_TTABLE);
 	memset(ls, 0, sizeof *ls);
 	s->type = PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER | PERF_SAMPLE_CALLCHAIN;
-	s->pid = (uint32_t)field_u64(L, 2, "pid", 0);
-	s->tid = (uint32_t)field_u64(L, 2, "tid", s->pid);
+	s->pid = (uint32_t)field_u64(L, rec, "pid", 0);
+	s->tid = (uint32_t)field_u64(L, rec, "tid", s->pid);
 
-	lua_getfield(L, 2, "regs_user");
+	lua_getfield(L, rec, "regs_user");
 	if (!lua_istable(L, -1))
 		luaL_error(L, "the record has no regs_user (not recorded with callchain \"dwarf\")");
 	s->regs_user_abi = field_u64(L, lua_gettop(L), "abi", PERF_SAMPLE_REGS_ABI_64);
@@ -129,18 +142,18 @@ static void read_sample(lua_State *L, struct lua_sample *ls)
 	s->regs_user = ls->regs;
 	s->nr_regs_user = n;
 
-	lua_getfield(L, 2, "stack_user");
+	lua_getfield(L, rec, "stack_user");
 	if (lua_type(L, -1) != LUA_TSTRING)
 		luaL_error(L, "the record has no stack_user (not recorded with callchain \"dwarf\")");
-	/* The string stays referenced by rec (argument 2) during the call. */
+	/* The string stays referenced by rec (an argument) during the call. */
 	s->stack_user = lua_tolstring(L, -1, &len);
 	lua_pop(L, 1);
 	s->stack_user_dyn_size = len;
-	s->stack_user_size = field_u64(L, 2, "stack_user_size", len);
+	s->stack_user_size = field_u64(L, rec, "stack_user_size", len);
 
 	/* The kernel part of the chain, back in the kernel's format. */
-	nk = field_u64(L, 2, "callchain_kernel", 0);
-	lua_getfield(L, 2, "callchain");
+	nk = field_u64(L, rec, "callchain_kernel", 0);
+	lua_getfield(L, rec, "callchain");
 	if (lua_istable(L, -1) && nk > 0) {
 		if (nk > MAX_KERNEL || nk > lua_rawlen(L, -1))
 			luaL_error(L, "callchain_kernel is %d, the callchain has %d entries",
@@ -156,14 +169,17 @@ static void read_sample(lua_State *L, struct lua_sample *ls)
 	lua_pop(L, 1);
 	s->callchain = ls->kchain;
 
-	if (lua_isnil(L, 4))
+	if (lua_isnil(L, maskarg))
 		ls->attr.sample_regs_user = default_mask(n);
 	else
-		ls->attr.sample_regs_user = lperf_checku64(L, 4);
+		ls->attr.sample_regs_user = lperf_checku64(L, maskarg);
 	ls->attr.sample_type = s->type;
 	if (n > 0 && (unsigned)__builtin_popcountll(ls->attr.sample_regs_user) != n)
 		luaL_error(L, "regs_user has %d registers: pass the event's sample_regs_user", (int)n);
 }
+
+static void push_info(lua_State *L, struct lunwinder *w, int nkernel, int user,
+		      unsigned status);
 
 static int uw_unwind(lua_State *L)
 {
@@ -180,7 +196,7 @@ static int uw_unwind(lua_State *L)
 	/* Scratch owned by the Lua stack: nothing leaks if a check raises. */
 	ls = lua_newuserdatauv(L, sizeof *ls + MAX_CHAIN * sizeof(uint64_t), 0);
 	chain = (uint64_t *)(ls + 1);
-	read_sample(L, ls);
+	read_sample(L, 2, 4, ls);
 
 	n = unwind__sample(w->u, sym, &ls->attr, &ls->s, chain, MAX_CHAIN, &status);
 	if (n < 0)
@@ -199,6 +215,62 @@ static int uw_unwind(lua_State *L)
 		lperf_pushu64(L, chain[i]);
 		lua_rawseti(L, -2, ++out);
 	}
+	push_info(L, w, nkernel, user, status);
+	return 2;
+}
+
+/*
+ * u:add(profile, rec, sym[, regs_mask]) -> info: unwinds a SAMPLE record
+ * and adds its stack to the profile (count 1, rec.period or 1, rec.event),
+ * as profile:add(rec) would with the unwound chain.
+ */
+static int uw_add(lua_State *L)
+{
+	struct lunwinder *w = check_open(L);
+	struct stacktab *st = lperf_checkprofile(L, 2);
+	struct symbolizer *sym = lperf_tosymbolizer(L, 4);
+	struct lua_sample *ls;
+	uint64_t *chain, period;
+	const char *event;
+	unsigned status = 0, nkernel = 0, out = 0, user = 0;
+	int n, in_kernel = 0, rc;
+
+	if (!sym)
+		luaL_argerror(L, 4, "perf.symbolizer expected");
+	lua_settop(L, 5);
+	ls = lua_newuserdatauv(L, sizeof *ls + MAX_CHAIN * sizeof(uint64_t), 0);
+	chain = (uint64_t *)(ls + 1);
+	read_sample(L, 3, 5, ls);
+	period = field_u64(L, 3, "period", 1);
+	lua_getfield(L, 3, "event");
+	event = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "";
+	/* (stays on the stack, so the string lives through the call) */
+
+	n = unwind__sample(w->u, sym, &ls->attr, &ls->s, chain, MAX_CHAIN, &status);
+	if (n < 0)
+		return lperf_fail(L, "the record cannot be unwound (no user registers or stack)", -n);
+	/* Markers out, in place: the table wants addresses and a kernel count. */
+	for (int i = 0; i < n; i++) {
+		if (chain[i] >= PERF_CONTEXT_MAX) {
+			in_kernel = chain[i] == PERF_CONTEXT_KERNEL;
+			continue;
+		}
+		if (in_kernel)
+			nkernel++;
+		else
+			user++;
+		chain[out++] = chain[i];
+	}
+	rc = stacktab__add_stack(st, chain, out, nkernel, (int32_t)ls->s.pid,
+				 (int32_t)ls->s.tid, event, 1, period);
+	if (rc < 0)
+		return lperf_fail(L, "cannot add the stack: out of memory", -rc);
+	push_info(L, w, (int)nkernel, (int)user, status);
+	return 1;
+}
+
+static void push_info(lua_State *L, struct lunwinder *w, int nkernel, int user, unsigned status)
+{
 	lua_createtable(L, 0, 5);
 	lperf_setint(L, "kernel", nkernel);
 	lperf_setint(L, "user", user);
@@ -210,7 +282,6 @@ static int uw_unwind(lua_State *L)
 		lperf_setbool(L, "no_user", 1);
 	if (unwinder__last_error(w->u)[0])
 		lperf_setstr(L, "error", unwinder__last_error(w->u));
-	return 2;
 }
 
 static int uw_stats(lua_State *L)
@@ -258,6 +329,7 @@ static int l_stack_size(lua_State *L)
 
 static const luaL_Reg methods[] = {
 	{ "unwind", uw_unwind },
+	{ "add", uw_add },
 	{ "stats", uw_stats },
 	{ "forget", uw_forget },
 	{ "close", uw_close },

@@ -177,7 +177,8 @@ return function(args)
     if p >= limit and (not o.n or #shown < o.n) then shown[#shown + 1] = r end
   end
   for _, c in ipairs(cols) do
-    c.width = #c.title
+    -- perf's overhead columns are at least 8 wide
+    c.width = c.right and math.max(8, #c.title) or #c.title
     for _, r in ipairs(shown) do
       local v = c.get(r)
       if #v > c.width then c.width = #v end

@@ -45,7 +45,8 @@ local M = {}
 
 -- Tracks comm per thread (COMM, FORK) and feeds the symbolizer.
 local function new_state(f)
-  local st = { comm = {}, f = f }
+  -- perf names the idle task (pid 0) swapper
+  local st = { comm = { [0] = "swapper" }, f = f }
   if perf.symbolizer then
     local ok, sym = pcall(perf.symbolizer)
     if ok and sym then st.sym = sym end

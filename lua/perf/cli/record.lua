@@ -1,0 +1,210 @@
+-- luaperf record: sample into a perf.data file that perf report/script read.
+--
+--   luaperf record [-e ev]... [-F hz | -c period] [-g | --call-graph fp|dwarf[,size]]
+--                  [-p pid | -a | -C cpus] [-m pages] [--switch-events] [--overwrite]
+--                  [--duration sec] [-o FILE] [-- cmd ...]
+--
+-- The session drains its rings into the file from C (perf.Writer); Lua only
+-- sets things up and prints perf's summary line at the end.
+local perf = require "perf"
+
+local USAGE = [==[
+usage: luaperf record [options] [-- cmd ...]
+  -e, --event EV        event to sample (repeatable, or a comma list; default cycles,
+                        cpu-clock where there is no hardware PMU)
+  -F, --freq HZ         sampling frequency (default 4000)
+  -c, --count N         sample every N events (a fixed period)
+  -g                    frame-pointer call chains
+  --call-graph MODE     fp | dwarf[,stack bytes]
+  -p, --pid PID         an existing process
+  -a, --all-cpus        every CPU (system-wide)
+  -C, --cpu LIST        these CPUs ("0,2-3"), system-wide on them
+  -m, --mmap-pages N    ring data pages per ring (a power of two)
+  --switch-events       record context switches
+  --overwrite           flight recorder: keep the newest records, write them at the end
+  --duration SEC        stop after SEC seconds (else when the command or pid ends, or Ctrl-C)
+  -o, --output FILE     output file (default perf.data)
+]==]
+
+local function cpu_list(s)
+  local out = {}
+  for part in s:gmatch("[^,]+") do
+    local a, b = part:match("^(%d+)%-(%d+)$")
+    if a then
+      for c = tonumber(a), tonumber(b) do out[#out + 1] = c end
+    elseif part:match("^%d+$") then
+      out[#out + 1] = tonumber(part)
+    else
+      return nil, "bad CPU list '" .. s .. "'"
+    end
+  end
+  return out
+end
+
+local function parse(args)
+  local o = { events = {}, output = "perf.data" }
+  local i = 1
+  local function value(name)
+    i = i + 1
+    if args[i] == nil then error({ msg = "option " .. name .. " needs a value" }) end
+    return args[i]
+  end
+  while i <= #args do
+    local a = args[i]
+    local long, eqv = a:match("^(%-%-[%w-]+)=(.*)$")
+    if long then a = long end
+    local function v(name) if eqv then return eqv end return value(name) end
+    if a == "--" then
+      o.cmd = {}
+      for k = i + 1, #args do o.cmd[#o.cmd + 1] = args[k] end
+      break
+    elseif a == "-e" or a == "--event" then
+      for ev in v(a):gmatch("[^,]+") do o.events[#o.events + 1] = ev end
+    elseif a == "-F" or a == "--freq" then o.freq = tonumber(v(a))
+      if not o.freq then error({ msg = "-F needs a number" }) end
+    elseif a == "-c" or a == "--count" then o.period = tonumber(v(a))
+      if not o.period then error({ msg = "-c needs a number" }) end
+    elseif a == "-g" then o.callchain = "fp"
+    elseif a == "--call-graph" then
+      local m = v(a)
+      if m ~= "fp" and not m:match("^dwarf") then
+        error({ msg = "--call-graph: expected fp or dwarf[,size], got '" .. m .. "'" })
+      end
+      o.callchain = m
+    elseif a == "-p" or a == "--pid" then o.pid = tonumber(v(a))
+      if not o.pid then error({ msg = "-p needs a pid" }) end
+    elseif a == "-a" or a == "--all-cpus" then o.all = true
+    elseif a == "-C" or a == "--cpu" then
+      local l, err = cpu_list(v(a))
+      if not l then error({ msg = err }) end
+      o.cpus = l
+    elseif a == "-m" or a == "--mmap-pages" then o.pages = tonumber(v(a))
+      if not o.pages then error({ msg = "-m needs a number of pages" }) end
+    elseif a == "--switch-events" then o.switch = true
+    elseif a == "--overwrite" then o.overwrite = true
+    elseif a == "--duration" then o.duration = tonumber(v(a))
+    elseif a == "-o" or a == "--output" then o.output = v(a)
+    elseif a == "-h" or a == "--help" then o.help = true
+    elseif a:sub(1, 1) ~= "-" and not o.cmd then
+      -- perf accepts the command without "--" too
+      o.cmd = {}
+      for k = i, #args do o.cmd[#o.cmd + 1] = args[k] end
+      break
+    else
+      error({ msg = "unknown option " .. a })
+    end
+    i = i + 1
+  end
+  if o.freq and o.period then error({ msg = "give -F or -c, not both" }) end
+  if not o.cmd and not o.pid and not o.all and not o.cpus then
+    error({ msg = "nothing to record: give a command, -p PID, -a or -C" })
+  end
+  return o
+end
+
+local function open_session(o, events)
+  local opts = {
+    events = events,
+    freq = o.freq, period = o.period,
+    callchain = o.callchain,
+    pages = o.pages,
+    context_switch = o.switch or nil,
+    overwrite = o.overwrite or nil,
+    cmd = o.cmd,
+  }
+  if not o.freq and not o.period then opts.freq = 4000 end
+  if o.pid then opts.pid = o.pid
+  elseif o.all or o.cpus then opts.pid = -1; opts.cpus = o.cpus end
+  return perf.session(opts)
+end
+
+local function run(args)
+  local ok, o = pcall(parse, args)
+  if not ok then
+    io.stderr:write("luaperf record: ", type(o) == "table" and o.msg or tostring(o), "\n", USAGE)
+    return 1
+  end
+  if o.help then io.stdout:write(USAGE); return 0 end
+
+  local events = o.events
+  local s, err, errno
+  if #events == 0 then
+    -- perf's default, and its fallback where there is no hardware PMU
+    s, err, errno = open_session(o, { "cycles" })
+    if not s then
+      events = { "cpu-clock" }
+      s, err, errno = open_session(o, events)
+    end
+  else
+    s, err, errno = open_session(o, events)
+  end
+  if not s then
+    io.stderr:write("luaperf record: ", tostring(err), "\n")
+    return 1
+  end
+
+  local w, werr = perf.writer(o.output)
+  if not w then
+    s:close()
+    io.stderr:write("luaperf record: ", tostring(werr), "\n")
+    return 1
+  end
+  local argv = { "record" }
+  for _, a in ipairs(args) do argv[#argv + 1] = a end
+  w:add_session(s)
+  w:cmdline(argv)
+  -- A command is exec'd under the events: the kernel reports its COMM and
+  -- mmaps.  Tasks that run already need them synthesized from /proc.
+  local sok, serr
+  if o.cmd then
+    sok, serr = w:synthesize()
+  elseif o.pid then
+    sok, serr = w:synthesize(o.pid)
+  else
+    sok, serr = w:synthesize(-1)
+  end
+  if not sok then io.stderr:write("luaperf record: warning: ", tostring(serr), "\n") end
+
+  local st_ok, started_err = s:start()
+  if not st_ok then
+    w:close(); s:close()
+    io.stderr:write("luaperf record: ", tostring(started_err), "\n")
+    return 1
+  end
+  local duration_ms = o.duration and math.floor(o.duration * 1000) or nil
+  local stats, rerr
+  if o.overwrite then
+    stats, rerr = w:record_overwrite(s, { duration_ms = duration_ms })
+  else
+    stats, rerr = w:record(s, { duration_ms = duration_ms })
+  end
+  local status = 0
+  if o.cmd and s.wait then
+    local code = s:wait()
+    if code == nil then status = 0 end
+  end
+  local cok, cerr = w:close()
+  s:close()
+  if not stats or not cok then
+    io.stderr:write("luaperf record: ", tostring(rerr or cerr), "\n")
+    return 1
+  end
+  local f = io.open(o.output, "rb")
+  local size = f and f:seek("end") or 0
+  if f then f:close() end
+  if stats.lost > 0 or stats.lost_samples > 0 then
+    io.stderr:write(string.format(
+      "Warning: lost %d samples (%d more dropped by the kernel): the ring buffer was full; " ..
+      "use a larger -m or a lower -F/-c rate\n", stats.lost, stats.lost_samples))
+  end
+  if stats.throttled > 0 then
+    io.stderr:write(string.format(
+      "Warning: the event was throttled %d times: the rate exceeds " ..
+      "kernel.perf_event_max_sample_rate; lower -F or raise -c\n", stats.throttled))
+  end
+  io.stderr:write(string.format("[ perf record: Captured and wrote %.3f MB %s (%d samples) ]\n",
+    size / 1024 / 1024, o.output, stats.samples))
+  return status
+end
+
+return run

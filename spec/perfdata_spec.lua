@@ -1,0 +1,350 @@
+-- The perf.data reader (perfdata_read.c, l_file.c) against perf 6.1 itself:
+-- files recorded by perf in every mode we claim, read by perf.open, compared
+-- sample by sample with `perf script` and record by record with
+-- `perf report --stats`.  Then corrupt files: each must fail with a message
+-- naming the offset, never crash.
+local util = require "util"
+local pu = require "perfdata_util"
+local perf = require "perf"
+
+local dir = util.tmpdir()
+local shaped = pu.shaped()
+local files = {}
+
+-- Records once per run (perf is the slow part); each test reuses the files.
+local function file(name, args)
+  if not files[name] then files[name] = pu.perf_record(dir, name, args) end
+  return files[name]
+end
+
+local function same_as_perf(path, with_cpu, hide_chain)
+  local theirs = pu.perf_samples(path, with_cpu, hide_chain)
+  local ours = pu.our_samples(path, with_cpu, hide_chain)
+  assert.is_true(#theirs > 0, "perf script printed no samples for " .. path)
+  pu.discarded = 0
+  local d = pu.diff(ours, theirs)
+  assert.is_nil(d, d)
+  assert.is_true(pu.discarded * 100 <= #ours, pu.discarded .. " call chains perf discarded")
+  return ours
+end
+
+-- Little-endian u64 read/write on byte strings (no string.pack on LuaJIT).
+local function get64(s, off)
+  local v = 0
+  for i = 8, 1, -1 do v = v * 256 + s:byte(off + i) end
+  return v
+end
+local function u64(v)
+  local b = {}
+  for i = 1, 8 do
+    local x = v % 256
+    b[i] = string.char(x)
+    v = (v - x) / 256
+  end
+  return table.concat(b)
+end
+local function put(s, off, bytes)
+  return s:sub(1, off) .. bytes .. s:sub(off + #bytes + 1)
+end
+
+describe("perf.open on files recorded by perf", function()
+  it("-g: every sample (pid, tid, time, period, ip, call chain) equals perf script", function()
+    local p = file("g.data", "-e cpu-clock -c 100000 -g -- " .. shaped .. " 60")
+    same_as_perf(p)
+  end)
+
+  it("--call-graph dwarf: sample fields and ip equal perf script, user stacks are kept", function()
+    local p = file("dwarf.data", "-e cpu-clock -c 200000 --call-graph dwarf,4096 -- " .. shaped .. " 40")
+    same_as_perf(p, false, true)
+    local f = assert(perf.open(p))
+    local n = 0
+    for rec in f:records{ type = "SAMPLE" } do
+      assert.is_string(rec.stack_user)
+      assert.is_table(rec.regs_user)
+      n = n + 1
+    end
+    assert.is_true(n > 0)
+    f:close()
+  end)
+
+  it("several events: per-event sample counts and every sample equal perf script", function()
+    local p = file("multi.data", "-e cpu-clock,task-clock -c 100000 -- " .. shaped .. " 60")
+    local ours = same_as_perf(p)
+    local f = assert(perf.open(p))
+    local s = f:scan()
+    local want = pu.count_by_event(ours)
+    assert.is_true((want["cpu-clock"] or 0) > 0 and (want["task-clock"] or 0) > 0)
+    assert.are.same(want, s.by_event)
+    f:close()
+  end)
+
+  it("-a with tracepoints and -g: cpu, fields and call chains equal perf script", function()
+    if not pu.tracefs() then pending("no tracefs") return end
+    local p = file("tp.data", "-a -g -e sched:sched_switch -e sched:sched_wakeup -e cpu-clock -c 100000 -- "
+      .. shaped .. " 60")
+    same_as_perf(p, true)
+    -- tracepoint fields decoded from the file's formats, as perf prints them
+    local out = util.sh("perf script -i " .. p .. " -F trace 2>/dev/null")
+    local f = assert(perf.open(p))
+    local n, checked = 0, 0
+    local lines = {}
+    for l in out:gmatch("prev_comm=[^\n]*") do lines[#lines + 1] = l end
+    for rec in f:records{ type = "SAMPLE", event = "sched:sched_switch" } do
+      n = n + 1
+      local x = rec.fields
+      assert.is_table(x)
+      local l = lines[n]
+      if l then
+        assert.are.equal(l:match("prev_comm=(.-) prev_pid="), x.prev_comm)
+        assert.are.equal(tonumber(l:match("next_pid=(%d+)")), x.next_pid)
+        assert.are.equal(tonumber(l:match("prev_pid=(%d+)")), x.prev_pid)
+        checked = checked + 1
+      end
+    end
+    assert.are.equal(#lines, n)
+    assert.is_true(checked > 0)
+    f:close()
+  end)
+
+  it("--switch-events: SWITCH records as many as perf report --stats counts", function()
+    local p = file("sw.data", "--switch-events -e cpu-clock -c 100000 -- " .. shaped .. " 60")
+    same_as_perf(p)
+    local stats = pu.perf_stats(p)
+    local f = assert(perf.open(p))
+    local s = f:scan()
+    assert.is_true((stats.SWITCH or 0) > 0)
+    assert.are.equal(stats.SWITCH, s.by_type.SWITCH)
+    f:close()
+  end)
+
+  it("pipe mode (perf record -o -): header, events and samples equal perf script", function()
+    local p = dir .. "/pipe.data"
+    local _, ok = util.sh("perf record -q -o - -e cpu-clock -c 100000 -g -- " .. shaped ..
+      " 60 > " .. p .. " 2>/dev/null")
+    assert.is_true(ok)
+    same_as_perf(p)
+    local f = assert(perf.open(p))
+    local h = f:header()
+    assert.are.equal("pipe", h.mode)
+    assert.are.equal("cpu-clock", h.events[1].name)
+    assert.is_string(f:features().hostname)
+    f:close()
+  end)
+
+  it("a one-page ring that lost records: record counts and LOST totals equal perf report --stats", function()
+    local p = file("lost.data", "-m 1 -e cpu-clock -c 10000 -g -- " .. shaped .. " 100")
+    local stats, out = pu.perf_stats(p)
+    local f = assert(perf.open(p))
+    local s = f:scan()
+    assert.are.equal(stats.TOTAL, s.records)
+    for name, n in pairs(stats) do
+      if name ~= "TOTAL" then assert.are.equal(n, s.by_type[name], name) end
+    end
+    -- perf report's "Total Lost Samples" is the LOST_SAMPLES sum
+    local total_lost = util.sh("perf report -i " .. p .. " --stdio 2>/dev/null | grep 'Total Lost Samples'")
+    local want = tonumber(total_lost:match("(%d+)")) or 0
+    assert.are.equal(want, s.lost_samples)
+    f:close()
+    assert.is_string(out)
+  end)
+
+  it("compressed (-z): decompressed with zstd, samples equal perf script", function()
+    local p = file("z.data", "-z -e cpu-clock -c 100000 -g -- " .. shaped .. " 60")
+    same_as_perf(p)
+    local f = assert(perf.open(p))
+    local ft = f:features()
+    assert.are.equal("zstd", ft.compressed.type)
+    local s = f:scan()
+    assert.is_true(s.decompressed_bytes > 0)
+    f:close()
+  end)
+
+  it("features: header fields as perf report --header-only prints them", function()
+    local p = file("g.data", "-e cpu-clock -c 100000 -g -- " .. shaped .. " 60")
+    local out = util.sh("perf report --header-only -I -i " .. p .. " 2>/dev/null")
+    local f = assert(perf.open(p))
+    local ft = f:features()
+    assert.are.equal(out:match("# hostname : ([^\n]*)"), ft.hostname)
+    assert.are.equal(out:match("# os release : ([^\n]*)"), ft.osrelease)
+    assert.are.equal(out:match("# perf version : ([^\n]*)"), ft.version)
+    assert.are.equal(out:match("# arch : ([^\n]*)"), ft.arch)
+    assert.are.equal(tonumber(out:match("# nrcpus online : (%d+)")), ft.nrcpus.online)
+    assert.are.equal(tonumber(out:match("# nrcpus avail : (%d+)")), ft.nrcpus.available)
+    assert.are.equal(out:match("# cpudesc : ([^\n]*)"), ft.cpudesc)
+    assert.are.equal(out:match("# cpuid : ([^\n]*)"), ft.cpuid)
+    assert.are.equal(tonumber(out:match("# total memory : (%d+)")), ft.total_mem)
+    assert.are.equal(out:match("# cmdline : ([^\n]-)%s*\n"), table.concat(ft.cmdline, " "))
+    assert.is_table(ft.cpu_topology)
+    local siblings = out:match("# sibling threads : ([^\n]*)")
+    assert.are.equal(siblings, ft.cpu_topology.thread_siblings[1])
+    -- build ids: the ones perf lists
+    local bl = util.sh("perf buildid-list -i " .. p .. " 2>/dev/null")
+    local n = 0
+    for id, name in bl:gmatch("(%x+) ([^\n]+)") do
+      local found = false
+      for _, b in ipairs(ft.build_ids) do
+        if b.build_id == id and b.filename == name then found = true end
+      end
+      assert.is_true(found, "build id " .. id .. " " .. name)
+      n = n + 1
+    end
+    assert.are.equal(n, #ft.build_ids)
+    -- features perf writes that we do not decode are listed, with their ids
+    for _, sk in ipairs(ft.skipped) do
+      assert.is_number(sk.id)
+      assert.is_true(sk.size >= 0)
+    end
+    local h = f:header()
+    assert.are.equal("file", h.mode)
+    assert.are.equal("cpu-clock", h.events[1].name)
+    assert.are.equal(100000, h.events[1].sample_period)
+    f:close()
+  end)
+
+  it("records look like live ones and filters apply in C", function()
+    local p = file("multi.data", "-e cpu-clock,task-clock -c 100000 -- " .. shaped .. " 60")
+    local f = assert(perf.open(p))
+    local all, tc = 0, 0
+    for rec in f:records() do all = all + 1 end
+    for rec in f:records{ type = "SAMPLE", event = "task-clock" } do
+      assert.are.equal("SAMPLE", rec.type)
+      assert.are.equal("task-clock", rec.event)
+      assert.is_number(rec.offset)
+      tc = tc + 1
+    end
+    assert.are.equal(f:scan().by_event["task-clock"], tc)
+    local nouser = 0
+    for rec in f:records{ user = false } do
+      assert.is_true(rec.type_id < 64)
+      nouser = nouser + 1
+    end
+    assert.is_true(nouser < all)
+    assert.has_error(function() f:records{ type = "NOPE" } end)
+    f:close()
+    assert.has_error(function() f:header() end, "attempt to use a closed perf.File")
+    f:close()   -- idempotent
+  end)
+
+  it("f:profile() aggregates in C: sample total equals the file's samples", function()
+    local p = file("g.data", "-e cpu-clock -c 100000 -g -- " .. shaped .. " 60")
+    local f = assert(perf.open(p))
+    local prof = assert(f:profile())
+    local s = f:scan()
+    local total = prof:total()
+    if type(total) == "table" then total = total.samples end
+    assert.are.equal(s.samples, total)
+    f:close()
+  end)
+end)
+
+describe("perf.open on bad input", function()
+  local good
+  setup(function()
+    good = util.read(file("g.data", "-e cpu-clock -c 100000 -g -- " .. shaped .. " 60"))
+  end)
+
+  local function try(bytes)
+    local p = dir .. "/bad.data"
+    util.write(p, bytes)
+    local f, err = perf.open(p)
+    if not f then return nil, err end
+    -- errors inside the data section come from the iterator
+    local ok, e = pcall(function() for _ in f:records() do end end)
+    f:close()
+    if ok then return true end
+    return nil, e
+  end
+
+  it("a missing file: nil, message, errno", function()
+    local f, err, errno = perf.open(dir .. "/nope.data")
+    assert.is_nil(f)
+    assert.matches("No such file", err)
+    assert.are.equal(2, errno)
+  end)
+
+  it("wrong magic", function()
+    local _, err = try("NOTPERF!" .. good:sub(9))
+    assert.matches("offset 0: bad magic", err)
+  end)
+
+  it("truncated inside the header", function()
+    local _, err = try(good:sub(1, 50))
+    assert.matches("truncated", err)
+  end)
+
+  it("truncated inside the data section: the size points past the end", function()
+    local doff, dsize = get64(good, 40), get64(good, 48)
+    local _, err = try(good:sub(1, doff + math.floor(dsize / 2)))
+    assert.matches("offset 48: data section .* past the end", err)
+  end)
+
+  it("an attrs section past the end", function()
+    local _, err = try(put(good, 24, u64(#good + 100)))
+    assert.matches("offset 24: attrs section .* past the end", err)
+  end)
+
+  it("overlapping sections", function()
+    -- the (unused) event_types section claims bytes of the data section
+    local doff = get64(good, 40)
+    local _, err = try(put(put(good, 56, u64(doff + 8)), 64, u64(16)))
+    assert.matches("overlaps", err)
+  end)
+
+  it("a zero-size record", function()
+    local doff = get64(good, 40)
+    local _, err = try(put(good, doff + 6, "\0\0"))
+    assert.matches("offset " .. doff .. ": record type %d+ has size 0, expected at least 8", err)
+  end)
+
+  it("a record whose size runs past the data section", function()
+    local doff = get64(good, 40)
+    local _, err = try(put(good, doff + 6, "\255\255"))
+    assert.matches("offset " .. doff .. ": .* record of 65535 bytes runs past the end", err)
+  end)
+
+  it("an unknown record type is yielded as UNKNOWN, not an error", function()
+    local doff = get64(good, 40)
+    local p = dir .. "/unknown.data"
+    util.write(p, put(good, doff, "\200\0\0\0"))
+    local f = assert(perf.open(p))
+    local first
+    for rec in f:records() do first = first or rec end
+    f:close()
+    assert.is_table(first)
+  end)
+
+  it("an unknown feature bit: listed as skipped with its id", function()
+    -- feature bit 200: its section entry must exist, so claim it in place of the last one
+    local doff, dsize = get64(good, 40), get64(good, 48)
+    local bits = {}
+    for i = 0, 3 do bits[i] = get64(good, 72 + 8 * i) end
+    -- move the highest set bit in word 0 to bit 200 (word 3, bit 8): same table size
+    local w0 = bits[0]
+    local hi = 0
+    for b = 0, 52 do if math.floor(w0 / 2^b) % 2 == 1 then hi = b end end
+    local bytes = put(good, 72, u64(w0 - 2^hi))
+    bytes = put(bytes, 72 + 24, u64(bits[3] + 256))
+    local p = dir .. "/unkfeat.data"
+    util.write(p, bytes)
+    local f = assert(perf.open(p))
+    local found = false
+    for _, s in ipairs(f:features().skipped) do if s.id == 200 then found = true end end
+    f:close()
+    assert.is_true(found)
+    assert.is_true(doff + dsize < #good)
+  end)
+
+  it("random damage never crashes: every outcome is a file or a message", function()
+    local seed = 12345
+    local function rnd(n) seed = (seed * 1103515245 + 12345) % 2147483648; return seed % n end
+    for _ = 1, 60 do
+      local b = good
+      for _ = 1, 8 do
+        local off = rnd(#b - 8)
+        b = put(b, off, string.char(rnd(256), rnd(256)))
+      end
+      local ok, err = try(b)
+      assert.is_true(ok == true or type(err) == "string")
+    end
+  end)
+end)
