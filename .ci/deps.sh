@@ -1,8 +1,10 @@
 #!/bin/sh
 # Installs the Debian packages that the build, the tests and the benchmarks
-# need, only when some are missing.
+# need, only when some are missing.  LuaJIT is OpenResty's branch (luajit2,
+# a drop-in /usr/bin/luajit and luajit.pc): Debian's nginx Lua module pulls
+# it in and it conflicts with Debian's luajit packages.
 set -e
-PKGS="build-essential pkg-config lua5.4 liblua5.4-dev luajit libluajit-5.1-dev
+PKGS="build-essential pkg-config lua5.4 liblua5.4-dev luajit2 libluajit2-5.1-dev
 lua5.1 liblua5.1-0-dev lua-busted luarocks libelf-dev libdw-dev zlib1g-dev
 libzstd-dev libtraceevent-dev linux-perf binutils elfutils util-linux
 procps

@@ -17,17 +17,23 @@ LP="lua/?.lua;lua/?/init.lua;;"
 min() { awk -v a="$1" -v b="$2" 'BEGIN { print (a == "" || b + 0 < a + 0) ? b : a }'; }
 for ev in task-clock:u context-switches:u; do
     case $ev in task-clock*) cfg=1 ;; *) cfg=3 ;; esac
-    c=; l=; j=; gl=0; gj=0
+    c=; l=; j=; frs=; fls=; gl=0; gj=0
     i=0
     while [ $i -lt "$ROUNDS" ]; do
         c=$(min "$c" "$($out/counter_read $cfg $N 1)")
         set -- $(LUA_PATH="$LP" LUA_CPATH="build/?.so;;" lua5.4 bench/counter_read.lua $ev $N 1)
-        l=$(min "$l" "$1"); gl=$(awk -v a="$gl" -v b="$2" 'BEGIN { print (b > a) ? b : a }'); fl=$3
+        l=$(min "$l" "$1"); gl=$(awk -v a="$gl" -v b="$2" 'BEGIN { print (b > a) ? b : a }')
         set -- $(LUA_PATH="$LP" LUA_CPATH="build/luajit/?.so;;" luajit bench/counter_read.lua $ev $N 1)
-        j=$(min "$j" "$1"); gj=$(awk -v a="$gj" -v b="$2" 'BEGIN { print (b > a) ? b : a }'); fj=$3
+        j=$(min "$j" "$1"); gj=$(awk -v a="$gj" -v b="$2" 'BEGIN { print (b > a) ? b : a }')
+        frs="$frs $4"; fls="$fls $5"
         i=$((i + 1))
     done
-    printf '%-19s read(2) %7.1f ns | lua5.4 %7.1f ns = %.2fx (heap +%s KB per %s reads; fresh table %.1f ns) | luajit %7.1f ns = %.2fx (heap +%s KB; fresh %.1f ns)\n' \
-        "$ev" "$c" "$l" "$(awk "BEGIN{print $l / $c}")" "$gl" "$N" "$fl" \
-        "$j" "$(awk "BEGIN{print $j / $c}")" "$gj" "$fj"
+    median() { echo $* | tr ' ' '\n' | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+    fr=$(median $frs); fl=$(median $fls)
+    ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+    echo "$ev (best of $ROUNDS rounds of $N reads)"
+    echo "  C read(2) loop (separate process)     $c ns"
+    echo "  lua5.4 counter:read(t)                $l ns  = $(ratio "$l" "$c")x   heap growth over $N reads: ${gl} KB"
+    echo "  luajit counter:read(t)                $j ns  = $(ratio "$j" "$c")x   heap growth: ${gj} KB (JIT traces are GC objects)"
+    echo "  luajit, same fd, alternating 5k-read chunks (medians): FFI read(2) $fr ns, counter:read(t) $fl ns = $(ratio "$fl" "$fr")x"
 done

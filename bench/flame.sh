@@ -27,8 +27,7 @@ median() {
     done | sort -n | sed -n 3p
 }
 
-samples=$(bin/luaperf report -i "$data" --no-children --sort sym -n 1 --weight samples 2>/dev/null |
-          awk '/^# Samples/ { print $3 }')
+samples=$(bin/luaperf flame -i "$data" -o "$out/flame.svg" 2>&1 | sed -n 's/.*svg, \([0-9]*\) samples.*/\1/p')
 stacks=$(bin/luaperf flame -i "$data" --format folded -o - 2>/dev/null | wc -l)
 t_lua=$(median bin/luaperf flame -i "$data" -o "$out/flame.svg")
 t_script=$(median perf script -i "$data")

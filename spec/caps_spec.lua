@@ -2,6 +2,12 @@
 local perf = require "perf"
 local util = require "util"
 
+-- The interpreter under test, with the sanitizer runtime when make test-asan
+-- preloads one (child processes load our module too).
+local function interp()
+  return (util.preload and ("env LD_PRELOAD=" .. util.q(util.preload) .. " ") or "") .. util.lua
+end
+
 local function sysctl(name)
   local s = util.read("/proc/sys/kernel/" .. name)
   return s and tonumber(s:match("%-?%d+"))
@@ -63,7 +69,7 @@ describe("perf.caps", function()
     util.write(dir .. "/msr/type", "9\n")
     local code = [[local c = require("perf").caps()
       print(c.pmus.cpu, c.pmus.msr, c.max_precise.cpu, c.branches.cpu, c.max_precise.msr)]]
-    local out, ok = util.sh("LUAPERF_PMU_ROOT=" .. dir .. " " .. util.lua .. " -e " .. util.q(code))
+    local out, ok = util.sh("LUAPERF_PMU_ROOT=" .. dir .. " " .. interp() .. " -e " .. util.q(code))
     util.sh("rm -rf " .. dir)
     assert.is_true(ok, out)
     assert.are.equal("4\t9\t3\t32\tnil\n", out)
@@ -73,7 +79,7 @@ describe("perf.caps", function()
     if not util.is_root() then pending("needs root to drop to nobody") return end
     local code = [[local c = require("perf").caps(); print(c.paranoid, c.hardware)]]
     local out, ok = util.sh("cd /tmp && setpriv --reuid=nobody --regid=nogroup --clear-groups "
-      .. util.lua .. " -e " .. util.q(code))
+      .. interp() .. " -e " .. util.q(code))
     if not ok and out:find("module 'perf", 1, true) then
       pending("the build is not readable by nobody") return
     end

@@ -251,12 +251,19 @@ describe("dwarf call graphs", function()
     progs()
     local file = dir .. "/profile.data"
     record("--call-graph dwarf -F 1999 -- " .. shaped .. " 300", file)
+    -- Address-level folded stacks (dso+offset frames, root first), so the
+    -- comparison is about unwinding, not about symbol tables.
+    local function key(frames)
+      local parts = {}
+      for j = #frames, 1, -1 do
+        parts[#parts + 1] = string.format("%s+%x", frames[j].dso, frames[j].off)
+      end
+      return table.concat(parts, ";")
+    end
     local ref = {}
     for _, s in ipairs(perf_samples(file)) do
       if #s.user > 0 then
-        local names = {}
-        for j = #s.user, 1, -1 do names[#names + 1] = clean(s.user[j].name) end
-        local k = table.concat(names, ";")
+        local k = key(s.user)
         ref[k] = (ref[k] or 0) + 1
       end
     end
@@ -273,21 +280,29 @@ describe("dwarf call graphs", function()
         p:add(rec)
       end
     end
-    local got = {}
+    local got, names = {}, {}
     for e in p:stacks() do
-      local names = {}
-      for i = #e.addrs, e.kernel + 1, -1 do
+      local frames = {}
+      for i = e.kernel + 1, #e.addrs do
         local a = tonum(e.addrs[i])
         if i > e.kernel + 1 then a = a - 1 end
-        local r = sym:resolve(e.pid, a)
-        names[#names + 1] = clean(r and r.name)
+        local m = sym:map(e.pid, a)
+        if m then
+          frames[#frames + 1] = { dso = m.path, off = a - tonum(m.start) + tonum(m.pgoff) }
+          local r = sym:resolve(e.pid, a)
+          names[clean(r and r.name)] = true
+        end
       end
-      if #names > 0 then
-        local k = table.concat(names, ";")
+      if #frames > 0 then
+        local k = key(frames)
         got[k] = (got[k] or 0) + e.count
       end
     end
     assert.are.same(ref, got)
+    for _, n in ipairs({ "_start", "__libc_start_main", "main", "server_loop", "do_query",
+                         "parse_row", "index_row", "do_ingest" }) do
+      assert.is_true(names[n], n)
+    end
     f:close()
   end)
 

@@ -4,6 +4,12 @@
 local perf = require "perf"
 local util = require "util"
 
+-- The interpreter under test, with the sanitizer runtime when make test-asan
+-- preloads one (child processes load our module too).
+local function interp()
+  return (util.preload and ("env LD_PRELOAD=" .. util.q(util.preload) .. " ") or "") .. util.lua
+end
+
 -- Tracepoints need tracefs; mount it when we can (root) and it is not.
 local function ensure_tracefs()
   if not util.read("/sys/kernel/tracing/events/sched/sched_switch/id") and util.is_root() then
@@ -320,9 +326,12 @@ describe("perf.parse", function()
     if not util.is_root() or not have_tracefs then pending("needs root and tracefs") return end
     -- A private mount namespace: the test unmounts tracefs only for itself.
     local code = [[local p = require "perf"; print((select(2, p.parse("sched:sched_switch"))))]]
-    local out, ok = util.sh("unshare -m sh -c 'umount /sys/kernel/debug/tracing 2>/dev/null;"
-      .. " umount /sys/kernel/tracing 2>/dev/null; umount /sys/kernel/tracing 2>/dev/null; "
-      .. util.lua .. " -e " .. util.q(code):gsub("'", "'\\''") .. "'")
+    local dir = util.tmpdir()
+    util.write(dir .. "/run.sh", "umount /sys/kernel/debug/tracing 2>/dev/null\n"
+      .. "umount /sys/kernel/tracing 2>/dev/null; umount /sys/kernel/tracing 2>/dev/null\n"
+      .. interp() .. " -e " .. util.q(code) .. "\n")
+    local out, ok = util.sh("unshare -m sh " .. dir .. "/run.sh")
+    util.sh("rm -rf " .. dir)
     assert.is_true(ok, out)
     assert.are.equal("tracepoint 'sched:sched_switch': tracefs is not mounted "
       .. "(as root: mount -t tracefs nodev /sys/kernel/tracing)\n", out)
@@ -337,7 +346,7 @@ describe("perf.parse unprivileged", function()
       print((select(2, p.parse("sched:sched_switch"))))
       print(p.parse("cpu-clock:u").name, (select(2, p.parse("cyclez:u"))))]]
     local out, ok = util.sh("cd /tmp && setpriv --reuid=nobody --regid=nogroup --clear-groups "
-      .. util.lua .. " -e " .. util.q(code))
+      .. interp() .. " -e " .. util.q(code))
     if not ok and out:find("module 'perf", 1, true) then
       pending("the build is not readable by nobody") return
     end
@@ -411,7 +420,7 @@ describe("PMU formats from sysfs", function()
       end]]
     local input = dir .. "/input"
     util.write(input, table.concat(list, "\n") .. "\n")
-    local out, ok = util.sh("LUAPERF_PMU_ROOT=" .. util.q(dir) .. " " .. util.lua .. " -e "
+    local out, ok = util.sh("LUAPERF_PMU_ROOT=" .. util.q(dir) .. " " .. interp() .. " -e "
       .. util.q(code) .. " < " .. util.q(input))
     assert(ok, out)
     local r = {}

@@ -89,7 +89,12 @@ function M.our_samples(path, with_cpu, hide_chain)
     local t = rec.type
     if (t == "MMAP" or t == "MMAP2") and rec.pid ~= -1 and rec.cpumode ~= "kernel" then
       maps[rec.pid] = maps[rec.pid] or {}
-      table.insert(maps[rec.pid], { start = rec.start, len = rec.len, pgoff = rec.pgoff })
+      -- perf maps anonymous memory one to one (it prints those addresses as they are)
+      local fn = rec.filename or ""
+      local ident = fn == "//anon" or fn:match("^/dev/zero") or fn:match("^/anon_hugepage")
+        or fn:match("^%[stack") or fn:match("^/SYSV") or fn == "[heap]"
+      table.insert(maps[rec.pid], { start = rec.start, len = rec.len,
+                                    pgoff = ident and rec.start or rec.pgoff })
     elseif t == "FORK" and rec.pid ~= rec.ppid and maps[rec.ppid] and not maps[rec.pid] then
       local copy = {}
       for i, e in ipairs(maps[rec.ppid]) do copy[i] = e end

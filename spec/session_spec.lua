@@ -266,9 +266,11 @@ describe("perf.session", function()
       if r.type == "SAMPLE" then first_sample = first_sample or num(r.time); last_sample = num(r.time) end
     end
     assert.equal("EXIT", recs[#recs].type)
-    -- ~3000 samples were written; two pages keep only the last ~150 of them
-    local span = last_sample - first_sample
-    assert.is_true(#recs < 300 and span < 0.1e9, #recs .. " records over " .. span .. " ns")
+    -- ~3000 samples were written; two pages (8 KiB) keep only the newest
+    -- ~150: the exec's COMM and the early samples were overwritten
+    assert.is_true(#recs < 300, #recs .. " records")
+    for _, r in ipairs(recs) do assert.is_not.equal("COMM", r.type) end
+    assert.is_true(last_sample > first_sample)
     -- a normal session refuses snapshot
     local s2 = assert(perf.session{ events = { "cpu-clock" }, inherit = false })
     local ok, err = s2:snapshot()

@@ -125,6 +125,8 @@ int addrspace__insert(struct addrspace *as, const struct map *m)
 
 	if (m->end <= m->start)
 		return 0;
+	memset(&head, 0, sizeof(head));
+	memset(&tail, 0, sizeof(tail));
 	/* Room for the map and one split. */
 	if (reserve(as, as->n + 2) < 0)
 		return -ENOMEM;

@@ -297,7 +297,7 @@ static int debug_file_matches(const char *path, const uint8_t *bid, size_t bid_s
 		if (bid_size > 0 && n > 0)
 			ok = n == bid_size && memcmp(b, bid, n) == 0;
 		else if (by_crc) {
-			uint32_t c;
+			uint32_t c = 0;
 			ok = file_crc(path, &c) == 0 && c == crc;
 		}
 	}

@@ -288,7 +288,7 @@ static int is_builtin_term(const char *term)
 static int builtin_term(struct ctx *c, const char *term, const char *val)
 {
 	struct perf_event_attr *a = &c->ev->attr;
-	uint64_t v;
+	uint64_t v = 0;
 	int rc;
 
 	if (strcmp(term, "name") == 0) {

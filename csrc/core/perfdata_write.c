@@ -370,6 +370,12 @@ static int synth(struct perfdata_writer *w, uint32_t type, uint16_t misc, const 
 	return perfdata_writer__write(w, buf, n);
 }
 
+/* A task that exited meanwhile, or one /proc will not show us: skipped. */
+static int gone(int err)
+{
+	return err == ENOENT || err == ESRCH || err == EACCES || err == EPERM;
+}
+
 static size_t put_name(uint8_t *dst, size_t at, const char *s, size_t max)
 {
 	size_t n = strnlen(s, max - 1);
@@ -431,7 +437,7 @@ static int synth_comm(struct perfdata_writer *w, pid_t pid, pid_t tid)
 	snprintf(path, sizeof path, "/proc/%d/task/%d/comm", pid, tid);
 	r = perf_sys__read_file(path, comm, sizeof comm);
 	if (r < 0)
-		return r == -ENOENT || r == -ESRCH ? 0 : (int)r;
+		return gone(-(int)r) ? 0 : (int)r;
 	comm[strcspn(comm, "\n")] = 0;
 	memcpy(body, pt, 8);
 	n = put_name(body, 8, comm, 17);
@@ -447,7 +453,7 @@ static int synth_maps(struct perfdata_writer *w, pid_t pid)
 	snprintf(path, sizeof path, "/proc/%d/maps", pid);
 	f = fopen(path, "re");
 	if (!f)
-		return errno == ENOENT || errno == ESRCH ? 0 : -errno;
+		return gone(errno) ? 0 : -errno;
 	while (!e && fgets(line, sizeof line, f)) {
 		unsigned long long start, end, pgoff, ino;
 		unsigned maj, min;
@@ -503,7 +509,7 @@ static int synth_process(struct perfdata_writer *w, pid_t pid)
 	snprintf(path, sizeof path, "/proc/%d/task", pid);
 	d = opendir(path);
 	if (!d)
-		return errno == ENOENT || errno == ESRCH ? 0 : -errno;
+		return gone(errno) ? 0 : -errno;
 	while (!e && (de = readdir(d))) {
 		char *end;
 		long tid = strtol(de->d_name, &end, 10);

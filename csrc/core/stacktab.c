@@ -91,27 +91,28 @@ static inline uint64_t mix(uint64_t h, uint64_t v)
 	return h * UINT64_C(0xbf58476d1ce4e5b9);
 }
 
-/* Each address is mixed on its own (with its position) and the results
- * summed, so the multiplies of a deep stack run in parallel instead of
- * waiting on each other; equal hashes are confirmed by a compare anyway. */
+/* A polynomial hash mod 2^64 (odd multiplier: a single changed address
+ * always changes its lane) in four lanes, so a deep stack costs about a
+ * cycle per address instead of a multiply latency per address; equal
+ * hashes are confirmed by a compare anyway. */
 static uint64_t stack_hash(const uint64_t *a, unsigned nr, uint32_t ev,
 			   int32_t pid, int32_t tid)
 {
-	const uint64_t K1 = UINT64_C(0x9e3779b97f4a7c15), K2 = UINT64_C(0xbf58476d1ce4e5b9);
-	uint64_t h0 = 0, h1 = 0, c = K1;
+	const uint64_t K = UINT64_C(0x9e3779b97f4a7c15);
+	uint64_t h0 = 1, h1 = 2, h2 = 3, h3 = 4;
 	unsigned i = 0;
 
-	for (; i + 2 <= nr; i += 2) {
-		uint64_t x = (a[i] ^ c) * K2, y = (a[i + 1] ^ (c + K1)) * K2;
-		h0 += x ^ (x >> 31);
-		h1 += y ^ (y >> 31);
-		c += 2 * K1;
+	for (; i + 4 <= nr; i += 4) {
+		h0 = (h0 + a[i]) * K;
+		h1 = (h1 + a[i + 1]) * K;
+		h2 = (h2 + a[i + 2]) * K;
+		h3 = (h3 + a[i + 3]) * K;
 	}
-	if (i < nr) {
-		uint64_t x = (a[i] ^ c) * K2;
-		h0 += x ^ (x >> 31);
-	}
+	for (; i < nr; i++)
+		h0 = (h0 + a[i]) * K;
 	h0 = mix(h0, h1);
+	h0 = mix(h0, h2);
+	h0 = mix(h0, h3);
 	h0 = mix(h0, ((uint64_t)nr << 32) ^ ev);
 	h0 = mix(h0, ((uint64_t)(uint32_t)pid << 32) | (uint32_t)tid);
 	return h0 ^ (h0 >> 29);

@@ -32,7 +32,7 @@ struct symbolizer {
 	const char *kallsyms_path;
 	char perfmap_dir[256];
 	char err[512];
-	char warning[320];
+	char warning[512];
 	int warning_state;            /* 0: none, 1: pending, 2: taken */
 	struct addrspace *last;       /* the pid asked last */
 	struct sym_inline *inl;       /* inline frames of the current call */
@@ -315,24 +315,34 @@ int symbolizer__elf_addr(struct symbolizer *s, uint32_t pid, uint64_t addr,
 	return 0;
 }
 
+/* An integer sysctl, -1 when it cannot be read. */
+static int read_int_file(const char *path)
+{
+	FILE *f = fopen(path, "re");
+	int v = -1;
+
+	if (f != NULL) {
+		if (fscanf(f, "%d", &v) != 1)
+			v = -1;
+		fclose(f);
+	}
+	return v;
+}
+
 static int kernel_ready(struct symbolizer *s)
 {
 	if (s->kernel_state == 0) {
 		int rc = kallsyms__load(&s->kernel, s->kallsyms_path);
 		s->kernel_state = rc < 0 ? rc : 1;
 		if (rc == 0 && s->kernel.hidden) {
-			FILE *f = fopen("/proc/sys/kernel/kptr_restrict", "re");
-			int kr = -1;
-			if (f != NULL) {
-				if (fscanf(f, "%d", &kr) != 1)
-					kr = -1;
-				fclose(f);
-			}
+			int kr = read_int_file("/proc/sys/kernel/kptr_restrict");
+			int par = read_int_file("/proc/sys/kernel/perf_event_paranoid");
 			snprintf(s->warning, sizeof(s->warning),
-				 "kernel symbols unavailable: %s shows every address as 0 "
-				 "(kernel.kptr_restrict=%d); run as root with "
-				 "kernel.kptr_restrict=0 (sysctl kernel.kptr_restrict=0)",
-				 s->kallsyms_path, kr);
+				 "kernel symbols unavailable: %s shows every address as 0 to this "
+				 "user (kernel.kptr_restrict=%d, kernel.perf_event_paranoid=%d); "
+				 "run as root (CAP_SYSLOG), or set kernel.kptr_restrict=0 and "
+				 "kernel.perf_event_paranoid<=1",
+				 s->kallsyms_path, kr, par);
 			s->warning_state = 1;
 		}
 	}
@@ -423,7 +433,6 @@ static int resolve_jit(struct symbolizer *s, struct addrspace *as, uint64_t addr
 		return -ENOENT;
 	}
 	out->kind = SYM_KIND_JIT;
-	out->dso = strpool__intern(s->pool, "");
 	{
 		char p[300];
 		snprintf(p, sizeof(p), "%s/perf-%u.map", s->perfmap_dir, (unsigned)as->pid);

@@ -18,6 +18,9 @@
 #include <string.h>
 #include <unistd.h>
 #include <fcntl.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
 
 #include "record.h"
@@ -93,8 +96,17 @@ int unwind__config_attr(struct perf_event_attr *attr, uint64_t stack_size)
 
 #define MAX_SESSIONS 256      /* live Dwfl sessions (each holds open ELFs) */
 
+/* A mapping already checked against its module. */
+struct known_map {
+	uint64_t start, end, pgoff;
+	const char *path;             /* the symbolizer's string for the map */
+	Dwfl_Module *mod;
+};
+#define NKNOWN 16
+
 struct pidstate {
 	uint32_t pid;
+	struct known_map known[NKNOWN];
 	Dwfl *dwfl;
 	struct cfi_cache *cfi;        /* rows by pc, for this Dwfl's modules */
 	bool attached;
@@ -128,6 +140,8 @@ struct unwinder {
 	uint64_t clock;
 	Elf *self_elf;                /* gives libdwfl the machine at attach */
 	int self_fd;
+	int vdso_fd;                  /* -2: not made yet, -1: none */
+	uint8_t vdso_build_id[20], vdso_build_id_size;
 	bool slow_only;               /* every step through libdwfl (tests) */
 	struct current cur;
 	struct unwind_stats stats;
@@ -146,6 +160,7 @@ int unwinder__new(struct unwinder **out)
 	if (!u)
 		return -ENOMEM;
 	u->self_fd = -1;
+	u->vdso_fd = -2;
 	*out = u;
 	return 0;
 }
@@ -173,6 +188,8 @@ void unwinder__delete(struct unwinder *u)
 		elf_end(u->self_elf);
 	if (u->self_fd >= 0)
 		close(u->self_fd);
+	if (u->vdso_fd >= 0)
+		close(u->vdso_fd);
 	free(u);
 }
 
@@ -264,33 +281,114 @@ static struct pidstate *pidstate_get(struct unwinder *u, uint32_t pid)
  * not yet.  A module that no longer matches the maps (the pid exec'd or
  * remapped) marks the session stale: the caller starts a fresh one.
  */
-static Dwfl_Module *module_for(struct current *c, uint64_t addr)
+/*
+ * Our own vDSO as a file libdwfl can open (a memfd), for [vdso] mappings:
+ * its CFI is not in any file on disk.  Used when the mapping's build id is
+ * unknown or matches ours (same kernel: live sessions, files from this
+ * machine).  Returns a new fd (libdwfl takes it) or -1.
+ */
+static int vdso_fd(struct unwinder *u, const struct sym_map *map)
 {
-	Dwfl *dwfl = c->ps->dwfl;
-	Dwfl_Module *m = dwfl_addrmodule(dwfl, addr);
-	struct sym_map map;
+	if (u->vdso_fd == -2) {
+		const unsigned char *img = (const void *)getauxval(AT_SYSINFO_EHDR);
+		u->vdso_fd = -1;
+		if (img && memcmp(img, ELFMAG, SELFMAG) == 0 && img[EI_CLASS] == ELFCLASS64) {
+			const Elf64_Ehdr *eh = (const void *)img;
+			size_t size = eh->e_shoff + (size_t)eh->e_shnum * eh->e_shentsize;
+			int fd = size > 0 && size <= (1u << 20) ?
+				memfd_create("luaperf-vdso", MFD_CLOEXEC) : -1;
+			if (fd >= 0 && write(fd, img, size) == (ssize_t)size) {
+				Elf *e = elf_memory((char *)img, size);
+				const void *id = NULL;
+				ssize_t n = e ? dwelf_elf_gnu_build_id(e, &id) : -1;
+				if (n > 0 && (size_t)n <= sizeof u->vdso_build_id) {
+					memcpy(u->vdso_build_id, id, (size_t)n);
+					u->vdso_build_id_size = (uint8_t)n;
+				}
+				if (e)
+					elf_end(e);
+				u->vdso_fd = fd;
+			} else if (fd >= 0) {
+				close(fd);
+			}
+		}
+	}
+	if (u->vdso_fd < 0)
+		return -1;
+	if (map->build_id_size && (map->build_id_size != u->vdso_build_id_size ||
+				   memcmp(map->build_id, u->vdso_build_id, map->build_id_size)))
+		return -1;
+	return fcntl(u->vdso_fd, F_DUPFD_CLOEXEC, 0);
+}
+
+/* Where a mapping's ELF image comes from, and its load bias. */
+static bool map_source(struct current *c, uint64_t addr, const struct sym_map *map,
+		       const char **path, uint64_t *bias, int *fd)
+{
 	uint64_t elf_addr;
 	const char *elf_path = NULL;
 
-	if (symbolizer__find_map(c->sym, c->ps->pid, addr, &map) < 0)
-		return m;
+	*fd = -1;
+	if (strcmp(map->path, "[vdso]") == 0) {
+		*fd = vdso_fd(c->ps->u, map);
+		if (*fd < 0)
+			return false;
+		*path = "[vdso]";
+		*bias = map->start - map->pgoff;  /* the vDSO links at 0 */
+		return true;
+	}
 	if (symbolizer__elf_addr(c->sym, c->ps->pid, addr, &elf_addr, &elf_path, NULL) < 0 ||
 	    !elf_path)
+		return false;
+	*path = elf_path;
+	*bias = addr - elf_addr;
+	return true;
+}
+
+/*
+ * The module holding addr, reported from the symbolizer's map when it is
+ * not yet.  A module that no longer matches the maps (the pid exec'd or
+ * remapped) marks the session stale: the caller starts a fresh one.
+ * Checked mappings are remembered, so most frames cost one map lookup.
+ */
+static Dwfl_Module *module_for(struct current *c, uint64_t addr)
+{
+	struct pidstate *ps = c->ps;
+	Dwfl *dwfl = ps->dwfl;
+	Dwfl_Module *m;
+	struct sym_map map;
+	const char *path;
+	uint64_t bias;
+	int fd;
+
+	if (symbolizer__find_map(c->sym, ps->pid, addr, &map) < 0)
+		return dwfl_addrmodule(dwfl, addr);
+	struct known_map *k = &ps->known[(map.start >> 12) % NKNOWN];
+	if (k->mod && k->start == map.start && k->end == map.end && k->pgoff == map.pgoff &&
+	    k->path == map.path)
+		return k->mod;
+	m = dwfl_addrmodule(dwfl, addr);
+	if (!map_source(c, addr, &map, &path, &bias, &fd))
 		return m;
-	uint64_t bias = addr - elf_addr;
 	if (m) {
 		const char *mainfile = NULL;
 		Dwarf_Addr mbias = 0;
+		if (fd >= 0)
+			close(fd);
 		dwfl_module_info(m, NULL, NULL, NULL, NULL, NULL, &mainfile, NULL);
-		if (dwfl_module_getelf(m, &mbias) && mbias == bias &&
-		    mainfile && strcmp(mainfile, elf_path) == 0)
-			return m;
-		c->stale = true;
-		return NULL;
+		if (!dwfl_module_getelf(m, &mbias) || mbias != bias ||
+		    !mainfile || strcmp(mainfile, path) != 0) {
+			c->stale = true;
+			return NULL;
+		}
+	} else {
+		dwfl_report_begin_add(dwfl);
+		m = dwfl_report_elf(dwfl, map.path, path, fd, bias, true);
+		dwfl_report_end(dwfl, NULL, NULL);
+		if (!m)
+			return NULL;
 	}
-	dwfl_report_begin_add(dwfl);
-	m = dwfl_report_elf(dwfl, map.path, elf_path, -1, bias, true);
-	dwfl_report_end(dwfl, NULL, NULL);
+	*k = (struct known_map){ map.start, map.end, map.pgoff, map.path, m };
 	return m;
 }
 

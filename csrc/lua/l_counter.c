@@ -320,27 +320,45 @@ static int m_reset(lua_State *L)
 	return result_ok(L, counter__reset(to_any(L, 1)->c));
 }
 
+/*
+ * read() is the hot path (a loop of reads must cost little more than the
+ * read(2) itself), so its closures carry the field names as upvalues and
+ * set them with lua_rawset: no string lookups per call.
+ */
+enum { UV_VALUE = 1, UV_RAW, UV_ENABLED, UV_RUNNING, UV_COUNTED, UV_NAME, UV_COUNT = UV_NAME };
+static const char *const uv_keys[UV_COUNT] = {
+	"value", "raw", "enabled", "running", "counted", "name",
+};
+
+static void set_uv(lua_State *L, int uv)
+{
+	/* stack: table, value -> table[key] = value */
+	lua_pushvalue(L, lua_upvalueindex(uv));
+	lua_insert(L, -2);
+	lua_rawset(L, -3);
+}
+
 /* Sets the fields of the table on top; reusing a table allocates nothing. */
 static void fill_value(lua_State *L, const struct counter_value *v)
 {
 	int counted = v->running != 0;
 
-	if (counted) {
+	if (counted)
 		lperf_pushu64(L, v->value);
-		lua_setfield(L, -2, "value");
+	else
+		lua_pushnil(L);
+	set_uv(L, UV_VALUE);
+	if (counted)
 		lperf_pushu64(L, v->raw);
-	} else {
+	else
 		lua_pushnil(L);
-		lua_setfield(L, -2, "value");
-		lua_pushnil(L);
-	}
-	lua_setfield(L, -2, "raw");
+	set_uv(L, UV_RAW);
 	lperf_pushu64(L, v->enabled);
-	lua_setfield(L, -2, "enabled");
+	set_uv(L, UV_ENABLED);
 	lperf_pushu64(L, v->running);
-	lua_setfield(L, -2, "running");
+	set_uv(L, UV_RUNNING);
 	lua_pushboolean(L, counted);
-	lua_setfield(L, -2, "counted");
+	set_uv(L, UV_COUNTED);
 }
 
 /* c:read([t]) -> t | nil, msg, errno */
@@ -349,12 +367,12 @@ static int m_read(lua_State *L)
 	struct lcounter *lc = check_counter(L, 1, COUNTER_MT, "counter");
 	int r;
 
-	if (!lua_isnoneornil(L, 2))
+	if (lua_type(L, 2) != LUA_TTABLE && !lua_isnoneornil(L, 2))
 		luaL_checktype(L, 2, LUA_TTABLE);
 	r = counter__read(lc->c, lc->vals);
 	if (r < 0)
 		return lperf_fail(L, NULL, -r);
-	if (lua_istable(L, 2))
+	if (lua_type(L, 2) == LUA_TTABLE)
 		lua_settop(L, 2);
 	else
 		lua_createtable(L, 0, 5);
@@ -384,7 +402,7 @@ static int g_read(lua_State *L)
 			lua_pop(L, 1);
 			lua_createtable(L, 0, 7);
 			lua_pushstring(L, lc->names[i]);
-			lua_setfield(L, -2, "name");
+			set_uv(L, UV_NAME);
 			lua_pushvalue(L, -1);
 			lua_rawseti(L, -3, (lua_Integer)i + 1);
 			lua_pushvalue(L, -1);
@@ -661,14 +679,14 @@ static int l_clock(lua_State *L)
 
 static const luaL_Reg counter_methods[] = {
 	{ "enable", m_enable }, { "disable", m_disable }, { "reset", m_reset },
-	{ "read", m_read }, { "close", lcounter_close }, { "fd", m_fd },
+	{ "close", lcounter_close }, { "fd", m_fd },
 	{ "id", m_id }, { "name", m_name }, { "cpus", m_cpus },
 	{ NULL, NULL },
 };
 
 static const luaL_Reg group_methods[] = {
 	{ "enable", m_enable }, { "disable", m_disable }, { "reset", m_reset },
-	{ "read", g_read }, { "close", lcounter_close }, { "fd", m_fd },
+	{ "close", lcounter_close }, { "fd", m_fd },
 	{ "id", m_id }, { "name", m_name }, { "names", g_names }, { "cpus", m_cpus },
 	{ NULL, NULL },
 };
@@ -685,10 +703,26 @@ static const luaL_Reg functions[] = {
 	{ NULL, NULL },
 };
 
+/* Adds read, with the field names as upvalues, to tname's methods. */
+static void add_read(lua_State *L, const char *tname, lua_CFunction fn)
+{
+	int i;
+
+	luaL_getmetatable(L, tname);
+	lua_getfield(L, -1, "__index");
+	for (i = 0; i < UV_COUNT; i++)
+		lua_pushstring(L, uv_keys[i]);
+	lua_pushcclosure(L, fn, UV_COUNT);
+	lua_setfield(L, -2, "read");
+	lua_pop(L, 2);
+}
+
 void lperf_open_counter(lua_State *L)
 {
 	lperf_newclass(L, COUNTER_MT, counter_methods, lcounter_close);
 	lperf_newclass(L, GROUP_MT, group_methods, lcounter_close);
+	add_read(L, COUNTER_MT, m_read);
+	add_read(L, GROUP_MT, g_read);
 	lperf_newclass(L, WORKLOAD_MT, workload_methods, lworkload_close);
 	luaL_getmetatable(L, COUNTER_MT);
 	lua_pushcfunction(L, m_tostring);

@@ -24,8 +24,9 @@
  *   w:synthesize([pid])   kernel map, then COMM/MMAP2 of pid's threads
  *                         (-1: every process) that exist already
  *   w:drain(s)            one pass over the rings (+ FINISHED_ROUND)
- *   w:record(s, {duration_ms=})  drains until the target is gone, SIGINT
- *                         or the duration; returns the stats
+ *   w:record(s, {duration_ms=, watch_pid=})  drains until the target is
+ *                         gone (or the watched pid), SIGINT or the duration;
+ *                         returns the stats
  *   w:record_overwrite(s, {...})  the same for overwrite sessions: waits,
  *                         then writes the newest records of every ring
  *   w:stats()             records, bytes, samples, lost, lost_samples, throttled
@@ -41,6 +42,8 @@
 #include "stacktab.h"
 #include "tracefmt.h"
 #include "session.h"
+#include "perf_sys.h"
+#include <stdio.h>
 #include <signal.h>
 #include <time.h>
 
@@ -828,6 +831,18 @@ static int snap_one(void *arg, const struct record *r)
 	return 0;
 }
 
+/* A watched task is gone once it exited (a zombie counts as gone). */
+static int task_alive(pid_t pid)
+{
+	char path[64], buf[512];
+	const char *p;
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	if (perf_sys__read_file(path, buf, sizeof buf) <= 0)
+		return 0;
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
+}
+
 /*
  * The recording loop: drains (or, for overwrite rings, only waits) until the
  * target is gone, SIGINT/SIGTERM, or the duration; overwrite rings are then
@@ -839,13 +854,14 @@ static int record_loop(lua_State *L, int overwrite)
 	struct session *s = lperf_checksession(L, 2);
 	uint64_t duration = 0, deadline = 0, n = 0;
 	struct sigaction sa, old_int, old_term;
-	int e = 0, done = 0;
+	int e = 0, done = 0, watch = 0;
 
 	if (!lw->has_events)
 		return luaL_error(L, "perf.Writer: add_session() first");
 	if (!lua_isnoneornil(L, 3)) {
 		luaL_checktype(L, 3, LUA_TTABLE);
 		duration = (uint64_t)lperf_optfield_int(L, 3, "duration_ms", 0);
+		watch = lperf_optfield_int(L, 3, "watch_pid", 0);
 	}
 	if (duration)
 		deadline = now_ms() + duration;
@@ -864,6 +880,8 @@ static int record_loop(lua_State *L, int overwrite)
 		}
 		if (!overwrite && (e = drain_pass(lw->w, s, &n)) < 0)
 			break;
+		if (watch > 0 && !task_alive(watch))
+			done = 1;
 	}
 	if (!e) {
 		session__stop(s);

@@ -159,7 +159,8 @@ M.commas = commas
 --   diff        a base stack list: differential colouring; negate flips
 --               the direction (widths from the base)
 --   weight      "samples" (default) | "period"
---   title, subtitle, width (px, 1200), minwidth (px, 0.1), maxboxes (30000)
+--   title, subtitle, width (px, 1200), minwidth (px, 0.1), maxboxes (10000:
+--               a file Chromium opens in about a second)
 --   comm        false: no command frame at the root
 function M.render(list, opts)
   opts = opts or {}
@@ -182,26 +183,30 @@ function M.render(list, opts)
   local W = opts.width or 1200
   local fh, fs, xpad = 16, 12, 10
   local minw = opts.minwidth or 0.1
-  local maxboxes = opts.maxboxes or 30000
+  local maxboxes = opts.maxboxes or 10000
   local total = root.v
   local scale = total > 0 and (W - 2 * xpad) / total or 0
 
-  -- Cap the number of boxes: raise minwidth to the width of the
-  -- maxboxes-th widest box when there are more.
-  local widths, nboxes = {}, 0
-  local function collect(n)
+  -- Cap the number of boxes: keep the widest maxboxes, shallower first
+  -- among equals, so a kept box's parent is always kept.
+  local keep
+  local nboxes = 0
+  local all = {}
+  local function collect(n, depth)
     nboxes = nboxes + 1
-    widths[nboxes] = n.v
-    for _, c in ipairs(n.order) do collect(c) end
+    all[nboxes] = { n, depth }
+    for _, c in ipairs(n.order) do collect(c, depth + 1) end
   end
-  collect(root)
+  collect(root, 0)
   if nboxes > maxboxes then
-    table.sort(widths, function(a, b) return a > b end)
-    -- boxes as narrow as the cut go too (ties would overshoot the cap)
-    local cut = widths[maxboxes] * scale * (1 + 1e-9)
-    if cut > minw then minw = cut end
+    table.sort(all, function(a, b)
+      if a[1].v ~= b[1].v then return a[1].v > b[1].v end
+      return a[2] < b[2]
+    end)
+    keep = {}
+    for i = 1, maxboxes do keep[all[i][1]] = true end
   end
-  widths = nil
+  all = nil
 
   -- Lay out: boxes[i] = { node, start, depth }
   local boxes = {}
@@ -213,7 +218,7 @@ function M.render(list, opts)
     return k
   end
   local function visit(n, start, depth)
-    if n.v * scale < minw and depth > 0 then
+    if depth > 0 and (n.v * scale < minw or (keep and not keep[n])) then
       omitted = omitted + count_subtree(n)
       omitted_w = omitted_w + n.v
       return
@@ -304,8 +309,10 @@ function M.render(list, opts)
   put(string.format('<text id="matched" x="%d" y="%d" text-anchor="end"> </text>\n', W - xpad, H - 8))
   put(string.format('<text id="details" x="%d" y="%d"> </text>\n', xpad, H - 8))
   if omitted > 0 then
-    put(string.format('<text id="omitted" x="%d" y="%d" text-anchor="middle">%s frames narrower than %.2f px omitted (%s %s)</text>\n',
-      W / 2, H - fh - 8 + fh, commas(omitted), minw, commas(omitted_w), unit))
+    local why = string.format("narrower than %.2f px", minw)
+    if keep then why = why .. " or past the cap of " .. commas(maxboxes) .. " boxes" end
+    put(string.format('<text id="omitted" x="%d" y="%d" text-anchor="middle">%s frames %s omitted (%s %s)</text>\n',
+      W / 2, H - fh - 8 + fh, commas(omitted), why, commas(omitted_w), unit))
   end
   put('<g id="frames">\n')
   local fontw = fs * 0.59
@@ -328,11 +335,11 @@ function M.render(list, opts)
       if #label > chars then label = label:sub(1, chars - 2) .. ".." end
     end
     local yy = ypos(depth)
-    put(string.format('<g class="f" data-s="%.17g" data-e="%.17g" data-d="%d" data-k="%s"><title>%s</title>' ..
-      '<rect x="%.2f" y="%d" width="%.2f" height="%d" fill="%s" rx="2"/>',
-      start, start + node.v, depth, node.kind, xml(tip), x, yy, w, fh - 1, colour(node, diff, maxd)))
+    put(string.format('<g class="f" data-s="%.17g" data-e="%.17g" data-d="%d"><title>%s</title>' ..
+      '<rect x="%.1f" y="%d" width="%.1f" height="%d" fill="%s" rx="2"/>',
+      start, start + node.v, depth, xml(tip), x, yy, w, fh - 1, colour(node, diff, maxd)))
     if label ~= "" then
-      put(string.format('<text x="%.2f" y="%d">%s</text>', x + 3, yy + fh - 4, xml(label)))
+      put(string.format('<text x="%.1f" y="%d">%s</text>', x + 3, yy + fh - 4, xml(label)))
     end
     put('</g>\n')
   end

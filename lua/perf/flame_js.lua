@@ -23,8 +23,9 @@ function init(evt) {
   fontw = +attr(svg, "data-fontw");
   var gs = document.querySelectorAll("g.f");
   for (var i = 0; i < gs.length; i++) {
-    var g = gs[i], t = g.querySelector("title").textContent, r = g.querySelector("rect");
-    var b = { i: i, g: g, r: r, t: g.querySelector("text"), tip: t,
+    // each box is <g><title/><rect/>[<text/>]</g>, as flame.lua writes it
+    var g = gs[i], t = g.firstChild.textContent, r = g.firstChild.nextSibling;
+    var b = { i: i, g: g, r: r, t: r.nextSibling, tip: t,
       name: t.substring(0, t.lastIndexOf(" (")),
       s: +attr(g, "data-s"), e: +attr(g, "data-e"), d: +attr(g, "data-d"),
       x: +attr(r, "x"), w: +attr(r, "width"), fill: attr(r, "fill") };

@@ -135,7 +135,7 @@ return function(args)
     f:close()
     local extra = ""
     if info and info.omitted > 0 then
-      extra = string.format(", %d frames narrower than %.2f px left out", info.omitted, info.minwidth)
+      extra = string.format(", %d narrow frames left out", info.omitted)
     end
     io.stderr:write(string.format("luaperf flame: wrote %s (%s, %d samples%s)\n", path, o.format,
       list.meta.samples or 0, extra))

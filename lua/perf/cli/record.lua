@@ -102,7 +102,16 @@ local function parse(args)
   return o
 end
 
+-- "sys:name" (no PMU slashes): a tracepoint, whose payload is the point.
+local function is_tracepoint(ev)
+  return ev:match("^[%w_]+:[%w_*]+") ~= nil and not ev:find("/", 1, true)
+end
+
 local function open_session(o, events)
+  local tracepoints, others = 0, 0
+  for _, ev in ipairs(events) do
+    if is_tracepoint(ev) then tracepoints = tracepoints + 1 else others = others + 1 end
+  end
   local opts = {
     events = events,
     freq = o.freq, period = o.period,
@@ -110,9 +119,16 @@ local function open_session(o, events)
     pages = o.pages,
     context_switch = o.switch or nil,
     overwrite = o.overwrite or nil,
-    cmd = o.cmd,
+    -- system-wide sessions do not run the command: run() starts it itself
+    cmd = not (o.all or o.cpus) and o.cmd or nil,
   }
-  if not o.freq and not o.period then opts.freq = 4000 end
+  if tracepoints > 0 then
+    -- as perf: tracepoint samples carry their raw payload, and sample every
+    -- hit unless a rate was given
+    opts.sample = { "raw" }
+    if others == 0 and not o.freq and not o.period then opts.period = 1 end
+  end
+  if not opts.freq and not opts.period then opts.freq = 4000 end
   if o.pid then opts.pid = o.pid
   elseif o.all or o.cpus then opts.pid = -1; opts.cpus = o.cpus end
   return perf.session(opts)
@@ -156,12 +172,12 @@ local function run(args)
   -- A command is exec'd under the events: the kernel reports its COMM and
   -- mmaps.  Tasks that run already need them synthesized from /proc.
   local sok, serr
-  if o.cmd then
-    sok, serr = w:synthesize()
+  if o.all or o.cpus then
+    sok, serr = w:synthesize(-1)
   elseif o.pid then
     sok, serr = w:synthesize(o.pid)
   else
-    sok, serr = w:synthesize(-1)
+    sok, serr = w:synthesize()
   end
   if not sok then io.stderr:write("luaperf record: warning: ", tostring(serr), "\n") end
 
@@ -172,16 +188,33 @@ local function run(args)
     return 1
   end
   local duration_ms = o.duration and math.floor(o.duration * 1000) or nil
+  -- -a/-C with a command: the machine is recorded while the command runs.
+  -- sh reports its pid, then becomes the command, writing to our stdout.
+  local proc, watch
+  if o.cmd and (o.all or o.cpus) then
+    local q = {}
+    for k, a in ipairs(o.cmd) do q[k] = "'" .. a:gsub("'", "'\\''") .. "'" end
+    proc = io.popen("echo $$; exec " .. table.concat(q, " ") ..
+      " >/proc/$PPID/fd/1 2>/proc/$PPID/fd/2 </dev/null")
+    watch = proc and tonumber(proc:read("*l"))
+    if not watch then
+      if proc then proc:close() end
+      w:close(); s:close()
+      io.stderr:write("luaperf record: could not start ", o.cmd[1], "\n")
+      return 1
+    end
+  end
   local stats, rerr
   if o.overwrite then
-    stats, rerr = w:record_overwrite(s, { duration_ms = duration_ms })
+    stats, rerr = w:record_overwrite(s, { duration_ms = duration_ms, watch_pid = watch })
   else
-    stats, rerr = w:record(s, { duration_ms = duration_ms })
+    stats, rerr = w:record(s, { duration_ms = duration_ms, watch_pid = watch })
   end
   local status = 0
-  if o.cmd and s.wait then
-    local code = s:wait()
-    if code == nil then status = 0 end
+  if proc then
+    proc:close()
+  elseif o.cmd and s.wait then
+    s:wait()
   end
   local cok, cerr = w:close()
   s:close()

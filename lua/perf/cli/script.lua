@@ -95,8 +95,14 @@ end
 
 -- The address perf prints for a call chain entry: relative to its map for
 -- user-space DSOs, absolute for the kernel and for unmapped addresses.
+local function anon(path)
+  return path == "//anon" or path:match("^/dev/zero") or path:match("^/anon_hugepage")
+    or path:match("^%[stack") or path:match("^/SYSV") or path == "[heap]"
+end
+
 local function chain_addr(r, addr)
   local m = r.map
+  if m and anon(m.path or "") then return hex(addr) end
   if m and not is_kernel_addr(addr) and type(addr) == "number" and type(m.start) == "number"
      and type(m.pgoff) == "number" then
     return string.format("%x", addr - m.start + m.pgoff)
