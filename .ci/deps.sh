@@ -10,7 +10,7 @@ libzstd-dev libtraceevent-dev linux-perf binutils elfutils util-linux
 procps
 clang libclang-rt-14-dev valgrind cppcheck clang-tidy
 chromium chromium-driver golang-go libxml2-utils python3
-nginx libnginx-mod-http-lua curl libc6-dbg"
+nginx libnginx-mod-http-lua curl libc6-dbg wrk"
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"

@@ -2,6 +2,9 @@
  * Decode + aggregate benchmark, C side: loads a perf.data file, then times
  *   bulk:   stacktab__add_records over the data section in memory (the C path
  *           a reader or a ring drain feeds: decode + intern, no Lua);
+ *   shuffled: the same records in a shuffled order, so consecutive samples
+ *           rarely share a stack (the table's previous-stack check misses
+ *           and every sample pays the hash: the worst case of the bulk path);
  *   reader: perfdata__next (time-ordered) + stacktab__add_record.
  * Prints one line per path: "<path> <samples> <seconds> <samples/s> <stacks>".
  *
@@ -76,6 +79,55 @@ int main(int argc, char **argv)
 	}
 	printf("bulk %llu %.6f %.0f %zu errors=%llu\n", (unsigned long long)m.samples, best,
 	       m.samples / best, stacks, (unsigned long long)m.errors);
+
+	{
+		/* Record offsets, shuffled (fixed seed), copied into a new buffer. */
+		size_t nrec = 0, off = 0, cap = info->data_size / 8 + 1, k;
+		size_t *offs = malloc(cap * sizeof *offs);
+		uint64_t *sh = malloc(info->data_size + 8);
+		uint8_t *o = (uint8_t *)sh;
+		unsigned long long seed = 42;
+		if (!offs || !sh)
+			return 1;
+		while (off + 8 <= info->data_size) {
+			const struct perf_event_header *h = (const void *)((const uint8_t *)buf + off);
+			if (h->size < 8 || off + h->size > info->data_size)
+				break;
+			offs[nrec++] = off;
+			off += h->size;
+		}
+		for (k = nrec; k > 1; k--) {
+			size_t j, t;
+			seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+			j = (size_t)(seed >> 33) % k;
+			t = offs[k - 1];
+			offs[k - 1] = offs[j];
+			offs[j] = t;
+		}
+		for (k = 0; k < nrec; k++) {
+			const struct perf_event_header *h = (const void *)((const uint8_t *)buf + offs[k]);
+			memcpy(o, h, h->size);
+			o += h->size;
+		}
+		best = 1e9;
+		for (i = 0; i < reps; i++) {
+			struct stacktab *st = stacktab__new();
+			t0 = now();
+			if (stacktab__add_records(st, perfdata__evtab(pd), sh,
+						  (size_t)(o - (uint8_t *)sh), err, sizeof err) < 0)
+				return 1;
+			t0 = now() - t0;
+			if (t0 < best)
+				best = t0;
+			stacktab__meta(st, &m);
+			stacks = stacktab__count(st);
+			stacktab__delete(st);
+		}
+		printf("shuffled %llu %.6f %.0f %zu\n", (unsigned long long)m.samples, best,
+		       m.samples / best, stacks);
+		free(offs);
+		free(sh);
+	}
 
 	best = 1e9;
 	for (i = 0; i < reps; i++) {

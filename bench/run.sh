@@ -7,3 +7,5 @@ sh bench/evspec.sh
 sh bench/flame.sh
 sh bench/counter_read.sh
 sh bench/decode.sh
+sh bench/luaprofile.sh
+sh bench/perfdata.sh

@@ -14,7 +14,11 @@ cc -O2 -g -D_GNU_SOURCE -Icsrc/core -o $out/symbols_bench bench/symbols_bench.c 
     $O/symbolizer.o $O/addrspace.o $O/dso.o $O/dwarfline.o $O/symtab.o $O/kallsyms.o \
     $O/perfmap.o $O/demangle.o $(pkg-config --libs libelf libdw) -lz -lstdc++
 N=${N:-100000}
-$out/symbols_bench $N $out/symbols_addrs.txt | tee $out/symbols.txt
+# libc as shipped, without the build id and debuglink that lead to libc6-dbg's
+# file: the .dynsym-only load (what a machine without debug packages does).
+libc=$(ldd $out/symbols_bench | sed -n 's/.*libc.so.6 => \([^ ]*\).*/\1/p')
+objcopy --remove-section .note.gnu.build-id --remove-section .gnu_debuglink "$libc" $out/libc-nodebug.so
+$out/symbols_bench $N $out/symbols_addrs.txt $out/libc-nodebug.so | tee $out/symbols.txt
 libc=$(sed -n 's/^libc: \([^,]*\),.*/\1/p' $out/symbols.txt)
 ms() { s=$(date +%s%N); "$@" >/dev/null 2>&1; e=$(date +%s%N); echo $(( (e - s) / 1000000 )); }
 echo "ref nm_D_libc_ms $(ms nm -D --defined-only "$libc")"

@@ -13,7 +13,8 @@
  *     -r N  unwind the file N times (timing), report the best run
  *     -n    read, decode and feed only (the baseline the unwinding adds to)
  *     -f    the profile path: unwind__add_record into a stack table,
- *           printed as folded stacks (user frames, per pid and tid)
+ *           printed as address-level folded stacks (user frames, root
+ *           first, dso+offset as perf shows them, one line per table entry)
  *     -S    every sample through libdwfl's unwinder (no cached CFI rows)
  *
  * Prints "samples N unwound N truncated N failed N frames N seconds S
@@ -81,7 +82,7 @@ struct totals { uint64_t samples, unwound, truncated, failed, frames; };
 static int no_unwind, slow_only, folded;
 
 /* The profile path: unwind__add_record into a stack table, printed folded
- * (root first, user frames only, names from the symbolizer). */
+ * (root first, user frames only, dso+offset). */
 static int run_folded(const char *path)
 {
 	struct perfdata *pd;
@@ -115,12 +116,13 @@ static int run_folded(const char *path)
 		if (e.nr == e.nkernel)
 			continue;
 		for (unsigned j = e.nr; j-- > e.nkernel;) {
-			struct sym_result res;
+			struct sym_map m;
 			uint64_t a = e.addrs[j] - (j > e.nkernel);
-			const char *name = "[unknown]";
-			if (symbolizer__resolve(sym, (uint32_t)e.pid, a, SYM_NAMES, &res) == 0 && res.name)
-				name = res.name;
-			printf("%s%s", name, j > e.nkernel ? ";" : "");
+			if (symbolizer__find_map(sym, (uint32_t)e.pid, a, &m) == 0)
+				printf("%s+%" PRIx64, m.path, a - m.start + m.pgoff);
+			else
+				printf("[unknown]+%" PRIx64, a);
+			printf("%s", j > e.nkernel ? ";" : "");
 		}
 		printf(" %" PRIu64 "\n", e.count);
 	}
@@ -215,7 +217,7 @@ int main(int argc, char **argv)
 	if (folded)
 		return run_folded(argv[optind]) < 0;
 	double best = 0;
-	struct totals t;
+	struct totals t = { 0 };
 	for (int i = 0; i < reps; i++) {
 		double t0 = now();
 		if (run(argv[optind], print && i == 0, symbolize, &t) < 0)

@@ -14,7 +14,7 @@ echo "== recording $prog with call chains (about one second)"
 if bin/luaperf record -h >/dev/null 2>&1; then
     bin/luaperf record -F 999 -g -o "$data" -- "$prog" 3000
 else
-    perf record -q -F 999 -g -o "$data" "$prog" 3000
+    perf record -q -e cpu-clock -F 999 -g -o "$data" "$prog" 3000
 fi
 
 echo

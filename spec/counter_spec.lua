@@ -16,7 +16,9 @@ local TOUCH = [[
 #include <sys/mman.h>
 int main(int argc, char **argv) {
   long n = argc > 1 ? atol(argv[1]) : 1000, i;
-  char *p = mmap(0, n * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  char *p;
+  if (n <= 0) return 0;
+  p = mmap(0, n * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) return 1;
   for (i = 0; i < n; i++) p[i * 4096] = 1;
   return 0;
@@ -58,21 +60,28 @@ describe("perf.counter", function()
     c:close()
   end)
 
-  it("counts page-faults of touched pages; disable stops, reset zeroes, enable resumes", function()
-    -- inherit: children forked after the open count too, as the pages toucher.
+  it("counts page-faults of touched pages; disable stops, enable resumes", function()
+    -- inherit: children forked after the open count too.  Each count is
+    -- taken against a run that touches no page, so the shell's own faults
+    -- (and a sanitizer runtime's) cancel out; the fork itself still varies
+    -- (much under valgrind), hence 15%.  The 2% comparison with perf stat
+    -- is in stat_spec, on a command counted from its exec.
     local c = assert(perf.counter("page-faults", { disabled = true, inherit = true }))
     assert.is_false(c:read().counted)
+    local function faults(pages)
+      local before = c:read().raw or 0
+      assert.truthy(os.execute(touch .. " " .. pages))
+      return (c:read().raw or 0) - before
+    end
     assert.is_true(c:enable())
-    assert.truthy(os.execute(touch .. " 3000"))
+    local base = faults(0)
+    local a = faults(3000) - base
+    assert.is_true(a >= 2550 and a < 3450, "page-faults " .. tostring(a))
     assert.is_true(c:disable())
-    local a = c:read().value
-    assert.is_true(a >= 3000 and a < 4000, "page-faults " .. tostring(a))
-    assert.truthy(os.execute(touch .. " 3000"))
-    assert.are.equal(a, c:read().value)
+    assert.are.equal(0, faults(3000))
     assert.is_true(c:enable())
-    assert.truthy(os.execute(touch .. " 1000"))
-    local b = c:read().value - a
-    assert.is_true(b >= 1000 and b < 2000, "page-faults " .. tostring(b))
+    local b = faults(1000) - base
+    assert.is_true(b >= 850 and b < 1150, "page-faults " .. tostring(b))
     c:close()
   end)
 
@@ -176,7 +185,8 @@ describe("perf.counter", function()
   end)
 
   it("explains EMFILE with the fd limit", function()
-    local out = util.sh("ulimit -n 24; " .. util.lua .. " -e " .. util.q([[
+    local pre = util.preload and ("LD_PRELOAD=" .. util.q(util.preload) .. " ") or ""
+    local out = util.sh("ulimit -n 24; " .. pre .. util.lua .. " -e " .. util.q([[
       local perf = require "perf"
       local keep = {}
       for i = 1, 40 do
@@ -196,6 +206,10 @@ describe("perf.counter", function()
     local c = assert(perf.counter("msr/tsc/"))
     assert.is_true(c:read().value > 0)
     c:close()
+    -- Asked for explicitly, it is not dropped: the probe names the field.
+    local e, msg = errno_of("msr/tsc/", { exclude_guest = true })
+    assert.are.equal(22, e)
+    assert.truthy(msg:find("this PMU refuses exclude_guest", 1, true), msg)
   end)
 
   it("cpu='all' opens one fd per online CPU and sums them (root: system wide)", function()
@@ -305,18 +319,23 @@ describe("perf.workload", function()
   setup(function() touch = util.cc(TOUCH, "-O1", "touch") end)
 
   it("runs a command with counters enabled on exec and inherited by children", function()
+    local function faults(n)
+      local w = assert(perf.workload{ "sh", "-c", touch .. " " .. n .. "; " .. touch .. " " .. n })
+      local c = assert(perf.counter("page-faults", { pid = w:pid(), enable_on_exec = true, inherit = true }))
+      assert.is_false(c:read().counted) -- nothing before exec
+      assert.is_true(w:start())
+      local st, how = w:wait()
+      assert.are.equal(0, st)
+      assert.are.equal("exited", how)
+      local v = c:read().value
+      c:close()
+      w:close()
+      return v
+    end
+    -- Against a run touching no page: what remains is the touched pages.
     local n = 3000
-    local w = assert(perf.workload{ "sh", "-c", touch .. " " .. n .. "; " .. touch .. " " .. n })
-    local c = assert(perf.counter("page-faults", { pid = w:pid(), enable_on_exec = true, inherit = true }))
-    assert.is_false(c:read().counted) -- nothing before exec
-    assert.is_true(w:start())
-    local st, how = w:wait()
-    assert.are.equal(0, st)
-    assert.are.equal("exited", how)
-    local v = c:read().value
-    assert.is_true(v >= 2 * n and v < 2 * n + 1000, "page-faults " .. v)
-    c:close()
-    w:close()
+    local v = faults(n) - faults(0)
+    assert.is_true(v >= 2 * n - 50 and v < 2 * n + 100, "page-faults " .. v)
   end)
 
   it("returns exit codes and signals", function()

@@ -61,7 +61,7 @@ end
 local function record(dir, name, flags, args)
   local prog = util.cc(shaped_src, flags, name)
   local data = dir .. "/" .. name .. ".data"
-  local out, ok = util.perf("record -q -F 1999 -g -o " .. data .. " " .. prog .. " " .. (args or "500") .. " 2>&1")
+  local out, ok = util.perf("record -q -e cpu-clock -F 1999 -g -o " .. data .. " " .. prog .. " " .. (args or "500") .. " 2>&1")
   assert(ok, out)
   return data, prog
 end
@@ -165,6 +165,17 @@ describe("flame graph SVG", function()
     assert.truthy(svg:find("<title>leaf_hash (41 samples, 18.39%)</title>", 1, true))
     assert.truthy(svg:find("<title>leaf_hash (20 samples, 8.97%)</title>", 1, true))
     assert.is_nil(svg:find('id="warn"', 1, true))
+  end)
+
+  it("stays well-formed XML with markup, control bytes and bad UTF-8 in names", function()
+    local list = assert(folded.parse("main;a<b>&\"c\";caf\195\169;bad\255\254x;ctl\1\2 5\n"))
+    util.write(dir .. "/odd.svg", (flame.render(list)))
+    local out, ok = util.sh("xmllint --noout " .. dir .. "/odd.svg")
+    assert.is_true(ok, out)
+    local svg = util.read(dir .. "/odd.svg")
+    assert.truthy(svg:find("a&lt;b&gt;&amp;&quot;c&quot;", 1, true))
+    assert.truthy(svg:find("caf\195\169", 1, true))
+    assert.truthy(svg:find("bad??x", 1, true))
   end)
 
   it("warns visibly when samples were lost or throttled", function()
@@ -320,6 +331,16 @@ describe("folded stacks of perf.data equal perf script's, folded the same way", 
     local script = util.sh("perf script -i " .. data .. " -F tid 2>/dev/null")
     local perf_n = select(2, script:gsub("%d+", ""))
     assert.equal(perf_n, tonumber((n:gsub(",", ""))))
+  end)
+
+  it("luaperf flame --diff of a perf.data against itself is all neutral", function()
+    local data = record(dir, "shaped_self", "-O1 -g -fno-omit-frame-pointer -fno-inline", "300")
+    local svgpath = dir .. "/self.svg"
+    local out, ok = util.luaperf("flame -i " .. data .. " --diff " .. data .. " -o " .. svgpath)
+    assert.is_true(ok, out)
+    local boxes = boxes_of(util.read(svgpath))
+    assert.is_true(#boxes > 5)
+    for _, b in ipairs(boxes) do assert.equal("rgb(255,255,255)", b.fill, b.path) end
   end)
 
   it("diff of the regression: the grown path red, the other path of leaf_hash blue", function()

@@ -261,7 +261,12 @@ print("closed_err=" .. tostring(err))
   it("samples at 10 kHz for 2 s without losing its hooks", function()
     local out = run("fast", prelude .. [[
 function work() local r = burn(20000) return r end
-local prof = assert(perf.luaprofile{ freq = 10000, counters = { "page-faults" } })
+-- the kernel may have lowered its rate limit (it does when sampling
+-- interrupts take long): 10 kHz or the limit
+local f = io.open("/proc/sys/kernel/perf_event_max_sample_rate")
+local max = f and tonumber(f:read("*l")) or 10000
+if f then f:close() end
+local prof = assert(perf.luaprofile{ freq = math.min(10000, max), counters = { "page-faults" } })
 prof:start()
 local co = coroutine.wrap(function() while true do work() coroutine.yield() end end)
 local t0 = os.clock()
@@ -280,7 +285,7 @@ print(p:folded())
     local f = fields(out)
     -- the kernel caps the rate (perf_event_max_sample_rate); most signals
     -- must still become attributed samples
-    assert.is_true(f.signals > 4000, out)
+    assert.is_true(f.signals > 2000, out)
     assert.is_true(f.samples >= 0.95 * f.signals, out)
     assert.is_true(math.abs(f.work - f.ref_work) <= 10, out)
     assert.are.equal("nil", f.hook, out)
@@ -295,6 +300,11 @@ print(p:folded())
     assert.has_error(function() perf.luaprofile{ freq = 10, period = 10 } end)
     assert.has_error(function() perf.luaprofile{ counters = { 1 } } end)
     assert.has_error(function() perf.luaprofile{ pages = 3 } end)
+    local max = tonumber(util.read("/proc/sys/kernel/perf_event_max_sample_rate"))
+    local q, qmsg, qerr = perf.luaprofile{ freq = max + 1 }
+    assert.is_nil(q)
+    assert.truthy(qmsg:find("perf_event_max_sample_rate", 1, true), qmsg)
+    assert.are.equal(22, qerr)
   end)
 
   if is_jit then

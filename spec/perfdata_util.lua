@@ -95,9 +95,10 @@ function M.our_samples(path, with_cpu, hide_chain)
         or fn:match("^%[stack") or fn:match("^/SYSV") or fn == "[heap]"
       table.insert(maps[rec.pid], { start = rec.start, len = rec.len,
                                     pgoff = ident and rec.start or rec.pgoff })
-    elseif t == "FORK" and rec.pid ~= rec.ppid and maps[rec.ppid] and not maps[rec.pid] then
+    elseif t == "FORK" and rec.pid ~= rec.ppid then
+      -- as perf: a fork replaces whatever was known of the child by the parent's maps
       local copy = {}
-      for i, e in ipairs(maps[rec.ppid]) do copy[i] = e end
+      for i, e in ipairs(maps[rec.ppid] or {}) do copy[i] = e end
       maps[rec.pid] = copy
     elseif t == "SAMPLE" then
       local s = { pid = rec.pid, tid = rec.tid, cpu = with_cpu and rec.cpu or nil,

@@ -29,7 +29,7 @@ describe("luaperf report", function()
     local prog = util.cc(util.read(util.root .. "/spec/progs/shaped.c"),
       "-O1 -g -fno-omit-frame-pointer -fno-inline", "shaped")
     data = dir .. "/shaped.data"
-    local out, ok = util.perf("record -q -F 1999 -g -o " .. data .. " " .. prog .. " 600 2>&1")
+    local out, ok = util.perf("record -q -e cpu-clock -F 1999 -g -o " .. data .. " " .. prog .. " 600 2>&1")
     assert(ok, out)
   end)
   teardown(function() util.sh("rm -rf " .. util.q(dir)) end)
@@ -64,6 +64,26 @@ describe("luaperf report", function()
         if (children and v.children or v.self) >= 1 then assert.same(v, b[k], k) end
       end
       assert.is_true(n >= 3)
+    end)
+  end
+
+  -- the rows and call graphs, from the first row on, trailing blanks and
+  -- perf's closing tip dropped
+  local function body(text)
+    local out, on = {}, false
+    for line in (text .. "\n"):gmatch("(.-)\n") do
+      if line:match("^%s+[%d%.]+%%") then on = true end
+      if on and not line:match("^#") then out[#out + 1] = (line:gsub("%s+$", "")) end
+    end
+    while out[#out] == "" do out[#out] = nil end
+    return table.concat(out, "\n")
+  end
+
+  for _, mode in ipairs({ "--no-children", "--children" }) do
+    it("-g " .. mode .. " draws the same call graphs as perf report", function()
+      local ours = util.luaperf("report -i " .. data .. " --stdio -g --percent-limit 5 " .. mode)
+      local theirs = util.sh("perf report -i " .. data .. " --stdio --percent-limit 5 " .. mode .. " 2>/dev/null")
+      assert.equal(body(theirs), body(ours))
     end)
   end
 
@@ -143,8 +163,8 @@ describe("luaperf report", function()
     it("works the same on folded input", function()
       local text = folded.format(list)
       local back = assert(folded.parse(text))
-      local a = report.top(stacks.merge(list), { by = "sym", weight = "samples", n = 5 })
-      local b = report.top(back, { by = "sym", weight = "samples", n = 5 })
+      local a = report.top(stacks.merge(list), { by = "sym", weight = "samples", n = 3 })
+      local b = report.top(back, { by = "sym", weight = "samples", n = 3 })
       for i = 1, #a do
         assert.equal(a[i].sym, b[i].sym)
         assert.equal(a[i].self, b[i].self)

@@ -59,7 +59,7 @@ describe("luaperf script", function()
     assert.is_true(ok, ours)
     local theirs = util.sh("perf script -i " .. p .. " 2>/dev/null")
     compare_listing(ours, theirs)
-    assert.matches("\n%s+shaped %d+ +%d+%.%d+: +100000  cpu%-clock: ", "\n" .. ours)
+    assert.matches("\n%s+shaped +%d+ +%d+%.%d+: +100000  cpu%-clock: ", "\n" .. ours)
   end)
 
   it("-G hides call chains, --ns prints nanoseconds, like perf script", function()

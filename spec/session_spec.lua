@@ -324,6 +324,95 @@ describe("perf.session", function()
     for _, r in ipairs(samples) do assert.is_true(#r.callchain <= 2, #r.callchain .. " frames") end
   end)
 
+  it("samples a running pid, and tids, until they exit", function()
+    for _, key in ipairs({ "pid", "tids" }) do
+      local out = util.sh(prog() .. " 0.3 >/dev/null 2>&1 & echo $!")
+      local pid = tonumber(out:match("%d+"))
+      local opts = { events = { "cpu-clock" }, period = 1000000, inherit = false }
+      if key == "pid" then opts.pid = pid else opts.tids = { pid } end
+      local s = assert(perf.session(opts))
+      assert(s:start())
+      local n, others, done = 0, 0, false
+      local t0 = os.time()
+      repeat
+        local _, d = s:poll(50)
+        done = d
+        for r in s:records{ type = "SAMPLE" } do
+          if r.pid == pid then n = n + 1 else others = others + 1 end
+        end
+      until done or os.time() - t0 > 20
+      s:close()
+      assert.is_true(done, "the session sees the process exit (POLLHUP)")
+      assert.equal(0, others)
+      assert.is_true(n > 50, key .. ": " .. n .. " samples")
+    end
+  end)
+
+  it("samples a cgroup's processes only", function()
+    if not util.is_root() then pending("needs root to make a cgroup") return end
+    local mounts = util.read("/proc/mounts")
+    local root = mounts:match("cgroup2 (%S+) cgroup2")
+    if not root then pending("no cgroup2 mount") return end
+    local name = "luaperf-spec-" .. tostring(os.time()) .. "-" .. tostring(math.random(1e6))
+    local dir = root .. "/" .. name
+    assert(util.sh("mkdir " .. util.q(dir)))
+    local out = util.sh(string.format("sh -c 'echo $$ > %s/cgroup.procs; exec %s 0.3' >/dev/null 2>&1 & echo $!",
+      dir, prog()))
+    local pid = tonumber(out:match("%d+"))
+    local s, err = perf.session{ events = { "cpu-clock" }, period = 1000000, cgroup = dir }
+    local n, others = 0, 0
+    if s then
+      assert(s:start())
+      repeat
+        s:poll(50)
+        for r in s:records{ type = "SAMPLE" } do
+          if r.pid == pid then n = n + 1 else others = others + 1 end
+        end
+      until not select(2, util.sh("kill -0 " .. pid .. " 2>/dev/null"))
+      for r in s:records{ type = "SAMPLE" } do
+        if r.pid == pid then n = n + 1 else others = others + 1 end
+      end
+      s:close()
+    end
+    util.sh("sleep 0.1; rmdir " .. util.q(dir))
+    assert(s, err)
+    assert.equal(0, others)
+    assert.is_true(n > 50, n .. " samples")
+    -- a missing cgroup is an error that names it
+    local s2, err2 = perf.session{ events = { "cpu-clock" }, cgroup = name .. "-missing" }
+    assert.is_nil(s2)
+    assert.truthy(err2:find(name .. "-missing", 1, true), err2)
+  end)
+
+  it("works unprivileged on user-space events and explains kernel ones", function()
+    if not util.is_root() or not util.sh("command -v setpriv"):match("setpriv") then
+      pending("needs root and setpriv to drop to nobody")
+      return
+    end
+    local code = [[
+      local perf = require "perf"
+      local s, err = perf.session{ events = { "cpu-clock:u" }, period = 1000000, inherit = false,
+        cmd = { "sh", "-c", "i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done" } }
+      assert(s, err)
+      assert(s:start())
+      repeat local _, d = s:poll(50) until d
+      local n = 0
+      for r in s:records{ type = "SAMPLE" } do n = n + 1 end
+      print("samples", n)
+      local s2, err2 = perf.session{ events = { "cpu-clock" }, inherit = false, pid = -1 }
+      print("kernel", s2 == nil, err2)
+    ]]
+    local cmd = string.format("cd / && LUA_PATH=%s LUA_CPATH=%s setpriv --reuid=nobody --regid=nogroup --clear-groups %s -e %s",
+      util.q(util.root .. "/lua/?.lua;" .. util.root .. "/lua/?/init.lua;;"),
+      util.q(util.cpath_dir() .. "/?.so;;"), util.lua, util.q(code))
+    local out, ok = util.sh(cmd)
+    assert.is_true(ok, out)
+    local n = tonumber(out:match("samples%s+(%d+)"))
+    assert.is_true(n and n > 0, out)
+    assert.truthy(out:match("kernel%s+true%s+%S"), out)
+    assert.truthy(out:find("paranoid", 1, true), out)
+  end)
+
   it("records filters run in C: pid, event and type", function()
     local recs = run({ events = { "cpu-clock" }, period = 2000000, cmd = { prog(), "0.1", "fork" } },
       { type = "COMM" })

@@ -7,7 +7,9 @@ local TOUCH = [[
 #include <sys/mman.h>
 int main(int argc, char **argv) {
   long n = argc > 1 ? atol(argv[1]) : 1000, i;
-  char *p = mmap(0, n * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  char *p;
+  if (n <= 0) return 0;
+  p = mmap(0, n * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) return 1;
   for (i = 0; i < n; i++) p[i * 4096] = 1;
   return argc > 2 ? atoi(argv[2]) : 0;
@@ -52,6 +54,26 @@ local function perf_csv(args)
   return rows, order, out
 end
 
+-- A command for perf.stat: under a sanitizer run the interpreter's
+-- LD_PRELOAD would reach the command, so env drops it first.
+local function cmd(...)
+  local argv = { ... }
+  if util.preload then
+    table.insert(argv, 1, "LD_PRELOAD")
+    table.insert(argv, 1, "-u")
+    table.insert(argv, 1, "env")
+  end
+  return argv
+end
+
+-- The same command for perf stat, in the same environment as ours.
+local function pcmd(argv)
+  local q = {}
+  for i, a in ipairs(argv) do q[i] = util.q(a) end
+  return (util.preload and ("env LD_PRELOAD=" .. util.q(util.preload) .. " ") or "") ..
+    table.concat(q, " ")
+end
+
 local function within(a, b, rel, abs)
   return math.abs(a - b) <= math.max(rel * math.abs(b), abs or 0)
 end
@@ -66,8 +88,9 @@ describe("perf.stat", function()
 
   it("counts page-faults of a command within 2% of perf stat", function()
     local n = 5000
-    local ref = perf_csv("-e page-faults -- " .. touch .. " " .. n)["page-faults"].value
-    local res = assert(perf.stat{ events = { "page-faults" }, run = { touch, n } })
+    local argv = cmd(touch, n)
+    local ref = perf_csv("-e page-faults -- " .. pcmd(argv))["page-faults"].value
+    local res = assert(perf.stat{ events = { "page-faults" }, run = argv })
     local v = res.events["page-faults"].value
     assert.is_true(v >= n, tostring(v))
     assert.is_true(within(v, ref, 0.02), ("luaperf %d, perf %d"):format(v, ref))
@@ -76,8 +99,9 @@ describe("perf.stat", function()
 
   it("counts context-switches of a program that sleeps K times, as perf stat", function()
     local k = 200
-    local ref = perf_csv("-e context-switches -- " .. nap .. " " .. k)["context-switches"].value
-    local res = assert(perf.stat{ events = "context-switches", run = { nap, k } })
+    local argv = cmd(nap, k)
+    local ref = perf_csv("-e context-switches -- " .. pcmd(argv))["context-switches"].value
+    local res = assert(perf.stat{ events = "context-switches", run = argv })
     local v = res.events["context-switches"].value
     assert.is_true(v >= k, tostring(v))
     assert.is_true(within(v, ref, 0.05, 5), ("luaperf %d, perf %d"):format(v, ref))
@@ -85,16 +109,17 @@ describe("perf.stat", function()
 
   it("measures task-clock within 10% of perf stat (means of 3 runs)", function()
     local iters = 60000000
-    local rows = perf_csv("-r 3 -e task-clock -- " .. burn .. " " .. iters)
+    local argv = cmd(burn, iters)
+    local rows = perf_csv("-r 3 -e task-clock -- " .. pcmd(argv))
     local ref = rows["task-clock"].value * 1e6 -- msec -> ns
-    local res = assert(perf.stat{ events = { "task-clock" }, run = { burn, iters }, ["repeat"] = 3 })
+    local res = assert(perf.stat{ events = { "task-clock" }, run = argv, ["repeat"] = 3 })
     local ev = res.events["task-clock"]
     assert.are.equal(3, #ev.values)
     assert.is_true(within(ev.value, ref, 0.10), ("luaperf %.0f ns, perf %.0f ns"):format(ev.value, ref))
     assert.is_true(ev.stddev >= 0)
     assert.is_true(res.elapsed > 0 and res.elapsed_stddev >= 0)
-    -- task-clock of a CPU-bound run is about its wall time: one CPU used.
-    assert.is_true(ev.metric > 0.5 and ev.metric < 1.2, tostring(ev.metric))
+    -- A single-threaded run uses at most one CPU (less on a loaded machine).
+    assert.is_true(ev.metric > 0 and ev.metric < 1.2, tostring(ev.metric))
     assert.are.equal("CPUs utilized", ev.metric_unit)
   end)
 
@@ -163,6 +188,43 @@ describe("perf.stat", function()
     assert.has_error(function() perf.stat{ run = { "true" }, interval = "x" } end)
     assert.has_error(function() perf.stat{ events = 7, run = { "true" } } end)
     assert.has_error(function() perf.stat{ events = {} } end)
+  end)
+end)
+
+describe("perf.stat_report", function()
+  it("prints multiplexed and not-counted rows as perf stat-display does", function()
+    local events = {
+      { name = "task-clock", kind = "clock", unit = "msec", scale = 1e-6, supported = true,
+        counted = true, value = 2000000, raw = 2000000, enabled = 4000, running = 4000 },
+      { name = "cycles", kind = "cycles", unit = "", scale = 1, supported = true,
+        counted = true, value = 3000000, raw = 1000000, enabled = 3000, running = 1000 },
+      { name = "instructions", kind = "instructions", unit = "", scale = 1, supported = true,
+        counted = false, enabled = 3000, running = 0 },
+      { name = "branches", kind = "branches", unit = "", scale = 1, supported = false,
+        counted = false, enabled = 0, running = 0 },
+    }
+    perf.stat_metrics(events, 4e6) -- 4 ms of wall time
+    local res = { ["repeat"] = 1, events = events, elapsed = 0.004, cmd = { "prog" } }
+    local text = perf.stat_report(res)
+    local rows = {}
+    for line in text:gmatch("[^\n]+") do rows[#rows + 1] = line end
+    local pad = function(s, w) return s .. string.rep(" ", w - #s) end
+    local lpad = function(s, w) return string.rep(" ", w - #s) .. s end
+    assert.are.equal(" Performance counter stats for 'prog':", rows[1])
+    -- 2 ms of task-clock in 4 ms: 0.5 CPUs.
+    assert.are.equal(lpad("2.00", 18) .. " msec " .. pad("task-clock", 32) ..
+      " #    0.500 " .. pad("CPUs utilized", 23), rows[2])
+    -- Scaled from a third of the time: 1.5 GHz over task-clock, (33.33%).
+    assert.are.equal(lpad("3000000", 18) .. "      " .. pad("cycles", 32) ..
+      " #    1.500 " .. pad("GHz", 23) .. "  (33.33%)", rows[3])
+    assert.are.equal(lpad("<not counted>", 18) .. "      " .. pad("instructions", 25) ..
+      string.rep(" ", 35) .. "  (0.00%)", rows[4])
+    assert.are.equal(lpad("<not supported>", 18) .. "      " .. pad("branches", 25) ..
+      string.rep(" ", 35), rows[5])
+    assert.truthy(rows[6]:match("^ +0%.004000000 seconds time elapsed$"), rows[6])
+    local csv = perf.stat_report(res, { sep = ";" })
+    assert.truthy(csv:find("3000000;;cycles;1000;33.33;1.500;GHz\n", 1, true), csv)
+    assert.truthy(csv:find("<not supported>;;branches;0;100.00;;\n", 1, true), csv)
   end)
 end)
 

@@ -274,8 +274,17 @@ describe("symbolizer", function()
     for i, va in ipairs(vaddrs) do
       local r = all[i]
       assert.truthy(r, string.format("0x%x unresolved", va))
-      local got = r.inlined or { { name = r.name, file = r.file, line = r.line } }
-      if #got > 1 then deep = deep + 1 end
+      -- addr2line's frames: the inlined functions, then the symbol at the call site.
+      local got = {}
+      for k, inl in ipairs(r.inlined or {}) do got[k] = inl end
+      if r.inlined then
+        assert.are.equal(r.file, r.inlined[1].file)
+        assert.are.equal(r.line, r.inlined[1].line)
+        got[#got + 1] = { name = r.name, file = r.call_file, line = r.call_line }
+        deep = deep + 1
+      else
+        got[1] = { name = r.name, file = r.file, line = r.line }
+      end
       for k, fr in ipairs(ref[i]) do
         local g = got[k] or {}
         if g.name ~= fr.name or g.file ~= fr.file or g.line ~= fr.line then
@@ -359,6 +368,34 @@ describe("symbolizer", function()
     assert.is_nil(s2)
     assert.truthy(e2:find("missing", 1, true))
     assert.are.equal(2, errno)
+  end)
+
+  it("tells an unprivileged user why kernel addresses do not resolve", function()
+    if not util.is_root() then pending("needs root to drop to nobody") return end
+    local env = "LUA_PATH=" .. q(package.path) .. " LUA_CPATH=" .. q(package.cpath) ..
+      (util.preload and (" LD_PRELOAD=" .. q(util.preload)) or "")
+    local hidden = util.sh("setpriv --reuid=nobody --regid=nogroup --clear-groups head -1 /proc/kallsyms")
+      :match("^0+ ") ~= nil
+    local ks = util.read("/proc/kallsyms")
+    local a, name = ks:match("(%x+) [Tt] (schedule)\n")
+    if not a then a, name = ks:match("(%x+) [Tt] (%S+)\n") end
+    local code = "local s = require('perf').symbolizer(); local r, e = s:resolve(-1, '0x" .. a ..
+      "'); print(r and r.name or e); print(s:warning())"
+    local out, ok = util.sh("cd /tmp && setpriv --reuid=nobody --regid=nogroup --clear-groups env " ..
+      env .. " " .. util.lua .. " -e " .. q(code))
+    if not ok and out:find("module 'perf", 1, true) then
+      pending("the build is not readable by nobody") return
+    end
+    assert.is_true(ok, out)
+    if hidden then
+      -- The reason on each failure, the warning once, both naming the sysctls.
+      local reason, warning = out:match("^([^\n]*)\n([^\n]*)\n$")
+      assert.truthy(reason and reason:find("kptr_restrict", 1, true), out)
+      assert.truthy(reason:find("perf_event_paranoid", 1, true), out)
+      assert.truthy(warning:find("shows every address as 0", 1, true), out)
+    else
+      assert.are.equal(name, out:match("^([^\n]*)"))
+    end
   end)
 
   describe("perf maps", function()

@@ -10,7 +10,9 @@ local TOUCH = [[
 #include <sys/mman.h>
 int main(int argc, char **argv) {
   long n = argc > 1 ? atol(argv[1]) : 1000, i;
-  char *p = mmap(0, n * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  char *p;
+  if (n <= 0) return 0;
+  p = mmap(0, n * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) return 1;
   for (i = 0; i < n; i++) p[i * 4096] = 1;
   return 0;
@@ -25,7 +27,8 @@ describe("unprivileged counting", function()
   local dir, can
   local function as_nobody(cmd)
     return util.sh("cd " .. dir .. " && setpriv --reuid=nobody --regid=nogroup --clear-groups " ..
-      "env HOME=" .. dir .. " LUAPERF_LUA=" .. util.lua .. " " .. cmd)
+      "env HOME=" .. dir .. " LUAPERF_LUA=" .. util.lua .. " " ..
+      (util.preload and ("LD_PRELOAD=" .. util.q(util.preload) .. " ") or "") .. cmd)
   end
   local function lua_as_nobody(code)
     util.write(dir .. "/t.lua", code)

@@ -22,6 +22,7 @@ struct map {
 	uint8_t kind;                 /* enum map_kind */
 	uint8_t bid_size;
 	uint8_t bid[20];
+	char bid_hex[41];             /* bid in hex, made once for results */
 };
 
 struct addrspace {

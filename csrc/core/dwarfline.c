@@ -15,7 +15,7 @@
 #include "demangle.h"
 #include "symbolizer.h"
 
-#define LINE_CACHE 4096
+#define LINE_CACHE 16384
 #define NAME_BUCKETS 1024
 
 struct line_slot {

@@ -26,7 +26,7 @@
 #define FILE_HEADER_SIZE_NOFEAT 72
 #define PIPE_HEADER_SIZE 16
 #define DEFAULT_MAX_QUEUE (64u << 20)
-#define MAX_CHUNK (256u << 20)                   /* one COMPRESSED record's output */
+#define MAX_CHUNK (64u << 20)                    /* one COMPRESSED record's output */
 #define MAX_STREAM (1ULL << 40)
 
 static const char *const feat_names[] = {
@@ -232,7 +232,7 @@ static int cmp_id(const void *a, const void *b)
 static int idx_of_id(struct perfdata *pd, uint64_t id)
 {
 	size_t lo = 0, hi;
-	if (!pd->ids_sorted) {
+	if (!pd->ids_sorted && pd->nr_ids) {
 		qsort(pd->ids, pd->nr_ids, sizeof *pd->ids, cmp_id);
 		pd->ids_sorted = 1;
 	}
@@ -1201,10 +1201,11 @@ static int cmp_qent(const void *a, const void *b)
 static int sort_queue(struct perfdata *pd)
 {
 	size_t a = pd->q_sorted - pd->q_head, b = pd->q_n - pd->q_sorted, i, j, k;
-	struct qent *base = pd->q + pd->q_head, *tmp;
+	struct qent *base, *tmp;
 
 	if (!b)
 		return 0;
+	base = pd->q + pd->q_head;
 	qsort(pd->q + pd->q_sorted, b, sizeof *pd->q, cmp_qent);
 	if (a && qent_less(&base[a], &base[a - 1])) {
 		tmp = malloc(a * sizeof *tmp);

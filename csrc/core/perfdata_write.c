@@ -543,7 +543,11 @@ int perfdata_writer__synthesize(struct perfdata_writer *w, pid_t pid)
 		long p = strtol(de->d_name, &end, 10);
 		if (*end || p <= 0)
 			continue;
+		/* One odd task (a vanished one, an unreadable maps) must not
+		 * cost the others their names: only write failures stop. */
 		e = synth_process(w, (pid_t)p);
+		if (e && e != -ENOMEM && !w->failed)
+			e = 0;
 	}
 	closedir(d);
 	return e;

@@ -313,6 +313,32 @@ static int open_all(struct session *s, const struct session_opts *o,
 	return 0;
 }
 
+/* A cgroup as given (an absolute directory), else under the perf_event
+ * hierarchy: cgroup2 at /sys/fs/cgroup, its hybrid place, or v1's. */
+static int open_cgroup(const char *cg, char *err, size_t errlen)
+{
+	static const char *const roots[] = {
+		"", "/sys/fs/cgroup/", "/sys/fs/cgroup/unified/", "/sys/fs/cgroup/perf_event/",
+	};
+	char path[4096];
+	size_t i;
+	int fd, e = ENOENT;
+
+	for (i = 0; i < sizeof roots / sizeof roots[0]; i++) {
+		if (!i && cg[0] != '/')
+			continue;
+		snprintf(path, sizeof path, "%s%s", roots[i], cg + (i && cg[0] == '/'));
+		fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd >= 0)
+			return fd;
+		if (errno != ENOENT)
+			e = errno;
+	}
+	errf(err, errlen, "cgroup '%s': %s (looked under /sys/fs/cgroup, its unified "
+	     "and perf_event hierarchies)", cg, strerror(e));
+	return -e;
+}
+
 int session__open(const struct session_opts *o, struct session **out,
 		  char *err, size_t errlen)
 {
@@ -376,14 +402,9 @@ int session__open(const struct session_opts *o, struct session **out,
 		threads = &one;
 		nthreads = 1;
 	} else if (o->cgroup) {
-		char path[4096];
-		snprintf(path, sizeof path, "%s%s", o->cgroup[0] == '/' &&
-			 strncmp(o->cgroup, "/sys/fs/cgroup", 14) ? "/sys/fs/cgroup" : "",
-			 o->cgroup);
-		cgroup_fd = open(path, O_RDONLY | O_CLOEXEC);
+		cgroup_fd = open_cgroup(o->cgroup, err, errlen);
 		if (cgroup_fd < 0) {
-			rc = -errno;
-			errf(err, errlen, "cgroup %s: %s", path, strerror(errno));
+			rc = cgroup_fd;
 			goto fail;
 		}
 		one = -1;
@@ -613,8 +634,11 @@ int session__drain_raw(struct session *s, session_raw_fn fn, void *arg)
 	struct raw_ctx c = { s, fn, arg, 0 };
 	int i, total = 0;
 
-	if (s->overwrite)
+	if (s->overwrite) {
+		snprintf(s->last_error, sizeof s->last_error,
+			 "an overwrite session is read with snapshot(), not drained");
 		return -EINVAL;
+	}
 	for (i = 0; i < s->nrings; i++) {
 		int n = ring__drain(s->rings[i], raw_one, &c);
 		if (n < 0) {

@@ -13,6 +13,14 @@
 #include "sigsample.h"
 
 #define MAX_SAMPLERS 64
+/*
+ * Overflows allowed per PERF_EVENT_IOC_REFRESH.  Each overflow signals
+ * (POLL_IN); the last one of a budget disables the event and signals
+ * POLL_HUP, and only then does the handler re-arm: one ioctl per budget,
+ * not per sample, and an event whose signals stop being handled (a thread
+ * blocked with the signal masked) stops itself after one budget.
+ */
+#define SIGSAMPLE_BUDGET 64
 
 struct sigsample {
 	int fds[1 + SIGSAMPLE_MAX_COUNTERS];
@@ -59,8 +67,11 @@ static void on_signal(int sig, siginfo_t *si, void *uc)
 			continue;
 		atomic_fetch_add_explicit(&s->pending, 1, memory_order_relaxed);
 		atomic_fetch_add_explicit(&s->signals, 1, memory_order_relaxed);
-		if (atomic_load_explicit(&s->armed, memory_order_relaxed))
-			ioctl(fd, PERF_EVENT_IOC_REFRESH, 1);
+		/* POLL_HUP: the overflow budget is spent and the kernel
+		 * disabled the event; give it another. */
+		if (si->si_code == POLL_HUP &&
+		    atomic_load_explicit(&s->armed, memory_order_relaxed))
+			ioctl(fd, PERF_EVENT_IOC_REFRESH, SIGSAMPLE_BUDGET);
 		if (s->notify != NULL)
 			s->notify(s->arg);
 		break;
@@ -251,7 +262,7 @@ fail:
 int sigsample__start(struct sigsample *s)
 {
 	atomic_store(&s->armed, 1);
-	if (ioctl(s->fds[0], PERF_EVENT_IOC_REFRESH, 1) < 0) {
+	if (ioctl(s->fds[0], PERF_EVENT_IOC_REFRESH, SIGSAMPLE_BUDGET) < 0) {
 		atomic_store(&s->armed, 0);
 		return -errno;
 	}

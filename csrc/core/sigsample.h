@@ -2,9 +2,10 @@
  * Signal-driven sampling of the calling thread: one perf event (the group
  * leader, with optional counters as members) whose overflows are delivered
  * as a real-time signal to the thread that opened it (O_ASYNC, F_SETSIG,
- * F_SETOWN_EX with F_OWNER_TID).  Each overflow disables the event
- * (event_limit 1); the handler re-arms it with PERF_EVENT_IOC_REFRESH, so at
- * most one signal is in flight per event.  SIGPROF is never used (jit.p and
+ * F_SETOWN_EX with F_OWNER_TID).  The event runs on a budget of overflows
+ * (PERF_EVENT_IOC_REFRESH); the kernel disables it when the budget is spent
+ * and the handler re-arms it, so an event whose signals are no longer
+ * handled stops by itself.  SIGPROF is never used (jit.p and
  * gperftools own it): the signal is the highest real-time signal that
  * nobody handles, taken when the first sampler starts and given back, with
  * its previous disposition, when the last one closes.

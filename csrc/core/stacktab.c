@@ -222,6 +222,8 @@ static int add(struct stacktab *st, const uint64_t *key, unsigned nkey,
 	if (st->last) {
 		e = &st->e[st->last - 1];
 		if (e->nkey == nkey && e->ev == ev && e->pid == pid && e->tid == tid &&
+		    (!nkey || st->arena[e->key + nkey - 1] == key[nkey - 1]) &&
+		    (nkey < 2 || st->arena[e->key + 1] == key[1]) &&
 		    !memcmp(st->arena + e->key, key, nkey * sizeof *key)) {
 			e->count += count;
 			e->period += period;

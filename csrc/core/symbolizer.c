@@ -88,6 +88,18 @@ void symbolizer__set_perfmap_dir(struct symbolizer *s, const char *dir)
 	snprintf(s->perfmap_dir, sizeof(s->perfmap_dir), "%s", dir);
 }
 
+static void hexid(const uint8_t *b, size_t n, char *out)
+{
+	static const char digits[] = "0123456789abcdef";
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		out[2 * i] = digits[b[i] >> 4];
+		out[2 * i + 1] = digits[b[i] & 15];
+	}
+	out[2 * n] = '\0';
+}
+
 static enum map_kind kind_of(const char *path)
 {
 	if (strcmp(path, "[vdso]") == 0)
@@ -119,6 +131,7 @@ int symbolizer__add_map(struct symbolizer *s, uint32_t pid, uint64_t start,
 	if (build_id != NULL && build_id_size > 0) {
 		m.bid_size = (uint8_t)(build_id_size > 20 ? 20 : build_id_size);
 		memcpy(m.bid, build_id, m.bid_size);
+		hexid(m.bid, m.bid_size, m.bid_hex);
 	}
 	return addrspace__insert(as, &m);
 }
@@ -270,6 +283,7 @@ static struct dso *bind_dso(struct symbolizer *s, uint32_t pid, struct map *m)
 	else if (m->bid_size == 0 && m->dso->build_id_size > 0) {
 		m->bid_size = m->dso->build_id_size;
 		memcpy(m->bid, m->dso->build_id, m->bid_size);
+		memcpy(m->bid_hex, m->dso->build_id_hex, sizeof(m->bid_hex));
 	}
 	return m->dso;
 }
@@ -447,18 +461,6 @@ static int resolve_jit(struct symbolizer *s, struct addrspace *as, uint64_t addr
 	return 0;
 }
 
-static void hexid(const uint8_t *b, size_t n, char *out)
-{
-	static const char digits[] = "0123456789abcdef";
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		out[2 * i] = digits[b[i] >> 4];
-		out[2 * i + 1] = digits[b[i] & 15];
-	}
-	out[2 * n] = '\0';
-}
-
 static void add_lines(struct symbolizer *s, struct dso *d, uint64_t vaddr,
 		      unsigned flags, struct sym_result *out)
 {
@@ -492,9 +494,12 @@ static void add_lines(struct symbolizer *s, struct dso *d, uint64_t vaddr,
 	}
 	n = dwarfline__frames(d->lines, vaddr, s->inl + s->inl_n, MAX_INLINE);
 	if (n > 1) {
+		/* The last frame is the symbol's own function: keep its call site. */
+		out->call_file = s->inl[s->inl_n + (size_t)n - 1].file;
+		out->call_line = s->inl[s->inl_n + (size_t)n - 1].line;
 		/* Stored as an index until the batch ends (the array may move). */
 		out->inlined = (const struct sym_inline *)(uintptr_t)s->inl_n;
-		out->nr_inlined = (unsigned)n;
+		out->nr_inlined = (unsigned)n - 1;
 		s->inl_n += (size_t)n;
 	}
 }
@@ -529,7 +534,7 @@ static int resolve_one(struct symbolizer *s, uint32_t pid, uint64_t addr,
 		return -ENOENT;
 	}
 	out->kind = d->is_vdso ? SYM_KIND_VDSO : SYM_KIND_USER;
-	hexid(m->bid, m->bid_size, out->build_id);
+	memcpy(out->build_id, m->bid_hex, sizeof(out->build_id));
 	if (dso__offset_to_vaddr(d, addr - m->start + m->pgoff, &vaddr) < 0) {
 		snprintf(s->err, sizeof(s->err), "0x%" PRIx64 " is outside the segments of %s",
 			 addr, m->path);

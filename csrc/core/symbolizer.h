@@ -101,7 +101,7 @@ enum sym_kind {
 	SYM_KIND_VDSO,
 };
 
-/* One frame of an inline chain, innermost first (as addr2line -f -i). */
+/* One inlined function of an inline chain, innermost first. */
 struct sym_inline {
 	const char *name;             /* demangled */
 	const char *file;             /* NULL when DWARF does not say */
@@ -120,9 +120,18 @@ struct sym_result {
 	uint64_t dso_addr;            /* addr in the ELF's own address space */
 	char build_id[41];            /* lowercase hex, "" when unknown */
 	const char *file;             /* SYM_LINES: source file, or NULL */
-	unsigned line;
-	unsigned nr_inlined;          /* SYM_INLINES: frames in inlined */
+	unsigned line;                /* (of addr itself: the innermost line) */
+	/*
+	 * SYM_INLINES, when addr is in code inlined into the symbol: the
+	 * inlined functions, innermost first, each with its file:line at addr
+	 * (inlined[0] has file:line above), and where the symbol's own
+	 * function called the outermost one.  addr2line -f -i prints these
+	 * frames followed by the symbol at call_file:call_line.
+	 */
+	unsigned nr_inlined;
 	const struct sym_inline *inlined;
+	const char *call_file;
+	unsigned call_line;
 };
 
 /*

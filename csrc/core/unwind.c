@@ -7,7 +7,9 @@
  * files.  Modules are reported lazily, for the addresses the unwind visits,
  * from the symbolizer's maps, and stay reported (with their ELF, CFI and
  * debug files loaded once) for the next samples of that pid.  perf builds a
- * fresh Dwfl per sample; reusing it is what makes this fast.
+ * fresh Dwfl per sample; reusing it, and stepping through CFI rows cached
+ * per pc (unwind_cfi.c, with libdwfl's own unwinder for what they do not
+ * cover), is what makes this fast.
  */
 #include "unwind.h"
 
@@ -91,6 +93,15 @@ int unwind__config_attr(struct perf_event_attr *attr, uint64_t stack_size)
 #if REGS_MASK != 0
 #define HAVE_UNWIND 1
 #endif
+
+/* Record fields may sit at any alignment in the caller's buffer. */
+static uint64_t word_at(const uint64_t *p, size_t i)
+{
+	uint64_t v;
+
+	memcpy(&v, p + i, sizeof v);
+	return v;
+}
 
 /* ------------------------------------------------------------ the state */
 
@@ -316,7 +327,7 @@ static int vdso_fd(struct unwinder *u, const struct sym_map *map)
 	if (u->vdso_fd < 0)
 		return -1;
 	if (map->build_id_size && (map->build_id_size != u->vdso_build_id_size ||
-				   memcmp(map->build_id, u->vdso_build_id, map->build_id_size)))
+				   memcmp(map->build_id, u->vdso_build_id, map->build_id_size) != 0))
 		return -1;
 	return fcntl(u->vdso_fd, F_DUPFD_CLOEXEC, 0);
 }
@@ -424,9 +435,10 @@ static bool read_word(void *arg, uint64_t addr, uint64_t *result)
 	if (addr + sizeof *result < addr)
 		return false;
 	/*
-	 * perf 6.1 never serves the window's last word (it stops one frame
-	 * short on truncated stacks); doing the same keeps our stacks equal to
-	 * perf script's.  Only the deepest frame of a truncated stack is lost.
+	 * perf 6.1 (its libunwind path, Debian's build) never serves the
+	 * window's last word, so it stops one frame short on truncated stacks;
+	 * doing the same keeps our stacks equal to perf script's.  Only the
+	 * deepest frame of a truncated stack is lost.
 	 */
 	if (addr >= c->sp && addr - c->sp <= c->stack_len &&
 	    c->stack_len - (addr - c->sp) > sizeof *result) {
@@ -478,7 +490,7 @@ static bool cb_set_initial_registers(Dwfl_Thread *thread, void *arg)
 		if (p < 0 || !(c->mask & (1ULL << p)))
 			continue;
 		unsigned idx = (unsigned)__builtin_popcountll(c->mask & ((1ULL << p) - 1));
-		Dwarf_Word v = c->regs[idx];
+		Dwarf_Word v = word_at(c->regs, idx);
 		if (!dwfl_thread_state_registers(thread, (int)d, 1, &v))
 			return false;
 	}
@@ -536,7 +548,7 @@ static int fast_unwind(struct current *c)
 		int p = dwarf_to_perf[d];
 		if (p < 0 || !(c->mask & (1ULL << p)))
 			continue;
-		st[0].r[d] = c->regs[__builtin_popcountll(c->mask & ((1ULL << p) - 1))];
+		st[0].r[d] = word_at(c->regs, (size_t)__builtin_popcountll(c->mask & ((1ULL << p) - 1)));
 		st[0].set |= 1u << d;
 	}
 	if (!emit(c, pc))
@@ -614,9 +626,12 @@ static unsigned unwind_user(struct unwinder *u, uint32_t pid, uint32_t tid)
 		if (c->full)
 			return UNWIND_MAX_DEPTH;
 		if (c->read_beyond && c->window_full) {
+			uint64_t more = c->stack_len * 2 > UNWIND_MAX_STACK_SIZE ?
+					UNWIND_MAX_STACK_SIZE : c->stack_len * 2;
 			snprintf(u->err, sizeof u->err,
-				 "stack deeper than the %llu-byte window: raise the dump size",
-				 (unsigned long long)c->stack_len);
+				 "the stack is deeper than the %llu-byte dump window: record with "
+				 "a larger one (--call-graph dwarf,%llu)",
+				 (unsigned long long)c->stack_len, (unsigned long long)more);
 			return UNWIND_TRUNCATED;
 		}
 		/* Failed reads below sp (saved registers libdwfl does not
@@ -644,7 +659,7 @@ int unwind__sample(struct unwinder *u, struct symbolizer *sym,
 	if (status)
 		*status = 0;
 	u->err[0] = '\0';
-	if (!(s->type & PERF_SAMPLE_REGS_USER) || !(s->type & PERF_SAMPLE_STACK_USER))
+	if (!attr || !(s->type & PERF_SAMPLE_REGS_USER) || !(s->type & PERF_SAMPLE_STACK_USER))
 		return -EINVAL;
 	u->stats.samples++;
 
@@ -652,7 +667,7 @@ int unwind__sample(struct unwinder *u, struct symbolizer *sym,
 	if (s->type & PERF_SAMPLE_CALLCHAIN) {
 		bool kernel = false;
 		for (uint64_t i = 0; i < s->nr_callchain; i++) {
-			uint64_t ip = s->callchain[i];
+			uint64_t ip = word_at(s->callchain, i);
 			if (ip >= PERF_CONTEXT_MAX) {
 				kernel = ip == PERF_CONTEXT_KERNEL;
 				if (!kernel)
@@ -690,8 +705,8 @@ int unwind__sample(struct unwinder *u, struct symbolizer *sym,
 	c->sym = sym;
 	c->regs = s->regs_user;
 	c->mask = mask;
-	c->sp = s->regs_user[__builtin_popcountll(mask & ((1ULL << PERF_REG_SP) - 1))];
-	c->pc = s->regs_user[__builtin_popcountll(mask & ((1ULL << PERF_REG_PC) - 1))];
+	c->sp = word_at(s->regs_user, (size_t)__builtin_popcountll(mask & ((1ULL << PERF_REG_SP) - 1)));
+	c->pc = word_at(s->regs_user, (size_t)__builtin_popcountll(mask & ((1ULL << PERF_REG_PC) - 1)));
 	c->stack = s->stack_user;
 	c->stack_len = s->stack_user ? s->stack_user_dyn_size : 0;
 	if (c->stack_len > s->stack_user_size)

@@ -93,7 +93,7 @@ static int grow(struct cfi_cache *c)
 		old = NULL;
 		nold = 0;
 	}
-	c->slots = calloc(n, sizeof *c->slots);
+	c->slots = calloc(n, sizeof(struct row *));
 	if (!c->slots) {
 		c->slots = old;
 		return -ENOMEM;
@@ -149,8 +149,10 @@ static struct row *build(Dwfl_Module *mod, uint64_t lpc)
 		slow = true;
 		goto make;
 	}
-	if (dwarf_frame_cfa(frame, &ops[CFI_NREGS], &nops[CFI_NREGS]) != 0)
+	if (dwarf_frame_cfa(frame, &ops[CFI_NREGS], &nops[CFI_NREGS]) != 0) {
+		ops[CFI_NREGS] = NULL;
 		nops[CFI_NREGS] = 0;
+	}
 	total += nops[CFI_NREGS];
 	slow |= !supported(ops[CFI_NREGS], nops[CFI_NREGS]);
 	for (int regno = 0; regno < CFI_NREGS; regno++) {
@@ -186,18 +188,32 @@ make:
 		row->ra = (uint8_t)ra;
 		row->bias = bias;
 		row->cfa_nops = (uint8_t)nops[CFI_NREGS];
-		memcpy(row->ops, ops[CFI_NREGS], nops[CFI_NREGS] * sizeof(Dwarf_Op));
+		if (nops[CFI_NREGS])
+			memcpy(row->ops, ops[CFI_NREGS], nops[CFI_NREGS] * sizeof(Dwarf_Op));
 		at = (uint16_t)nops[CFI_NREGS];
 		for (int regno = 0; regno < CFI_NREGS; regno++) {
 			row->r[regno].kind = (uint8_t)kind[regno];
 			row->r[regno].nops = (uint8_t)nops[regno];
 			row->r[regno].first = at;
-			memcpy(row->ops + at, ops[regno], nops[regno] * sizeof(Dwarf_Op));
+			if (nops[regno])
+				memcpy(row->ops + at, ops[regno], nops[regno] * sizeof(Dwarf_Op));
 			at = (uint16_t)(at + nops[regno]);
 		}
 	}
 	free(frame);  /* the ops were copied: they pointed into it */
 	return row;
+}
+
+/* An arithmetic right shift without relying on signed shifts. */
+static uint64_t shift_right_arith(uint64_t v, uint64_t n)
+{
+	uint64_t fill = (v >> 63) ? ~0ULL : 0;
+
+	if (n >= 64)
+		return fill;
+	if (n == 0)
+		return v;
+	return (v >> n) | (fill << (64 - n));
 }
 
 /* Evaluation context of one step. */
@@ -322,7 +338,7 @@ static bool eval(const struct eval *e, const Dwarf_Op *ops, size_t nops, bool in
 		BIN(DW_OP_plus, v1 + v2)
 		BIN(DW_OP_shl, v2 < 64 ? v1 << v2 : 0)
 		BIN(DW_OP_shr, v2 < 64 ? v1 >> v2 : 0)
-		BIN(DW_OP_shra, (uint64_t)((int64_t)v1 >> (v2 < 64 ? v2 : 63)))
+		BIN(DW_OP_shra, shift_right_arith(v1, v2))
 		BIN(DW_OP_xor, v1 ^ v2)
 		BIN(DW_OP_le, (int64_t)v1 <= (int64_t)v2)
 		BIN(DW_OP_ge, (int64_t)v1 >= (int64_t)v2)

@@ -37,6 +37,11 @@ int unwind__add_record(struct unwinder *u, struct symbolizer *sym, struct stackt
 		rc = symbolizer__feed(sym, r);
 		if (rc < 0)
 			return rc;
+		/* A new image or a gone process: its session is of no more use. */
+		if ((r->type == PERF_RECORD_COMM && (r->misc & PERF_RECORD_MISC_COMM_EXEC)) ||
+		    (r->type == PERF_RECORD_EXIT && r->u.task.pid == r->u.task.tid))
+			unwinder__forget(u, r->type == PERF_RECORD_COMM ? r->u.comm.pid :
+					 r->u.task.pid);
 		return stacktab__add_record(st, r, t);
 	}
 	attr = t && r->evidx >= 0 ? evtab__attr(t, r->evidx) : NULL;

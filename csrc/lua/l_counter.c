@@ -71,7 +71,8 @@ static lua_Integer opt_integer(lua_State *L, int t, const char *k, lua_Integer d
 			luaL_error(L, "option '%s' must be an integer, got %s", k,
 				   luaL_typename(L, -1));
 		n = lua_tonumber(L, -1);
-		if (n != (lua_Number)(lua_Integer)n)
+		/* pids and CPUs are ints: range first, so the cast is defined. */
+		if (!(n >= -2147483648.0 && n <= 2147483647.0) || n != (lua_Number)(lua_Integer)n)
 			luaL_error(L, "option '%s' must be an integer", k);
 		v = lua_tointeger(L, -1);
 	}
@@ -140,14 +141,6 @@ static void apply_opts(struct perf_event_attr *a, const struct open_opts *o, int
 	if (o->excl[3] >= 0) a->exclude_idle = (unsigned)o->excl[3];
 	if (o->excl[4] >= 0) a->exclude_host = (unsigned)o->excl[4];
 	if (o->excl[5] >= 0) a->exclude_guest = (unsigned)o->excl[5];
-}
-
-static struct lcounter *check_counter(lua_State *L, int i, const char *mt, const char *what)
-{
-	struct lcounter *lc = luaL_checkudata(L, i, mt);
-	if (lc->c == NULL)
-		luaL_error(L, "attempt to use a closed %s", what);
-	return lc;
 }
 
 static struct lcounter *to_any(lua_State *L, int i)
@@ -325,17 +318,31 @@ static int m_reset(lua_State *L)
  * read(2) itself), so its closures carry the field names as upvalues and
  * set them with lua_rawset: no string lookups per call.
  */
-enum { UV_VALUE = 1, UV_RAW, UV_ENABLED, UV_RUNNING, UV_COUNTED, UV_NAME, UV_COUNT = UV_NAME };
-static const char *const uv_keys[UV_COUNT] = {
+enum { UV_VALUE = 1, UV_RAW, UV_ENABLED, UV_RUNNING, UV_COUNTED, UV_NAME, UV_MT, UV_COUNT = UV_MT };
+static const char *const uv_keys[UV_COUNT - 1] = {
 	"value", "raw", "enabled", "running", "counted", "name",
 };
 
-static void set_uv(lua_State *L, int uv)
+/* Pushes the field name held in upvalue uv; set_field then stores under it. */
+#define push_key(L, uv) lua_pushvalue((L), lua_upvalueindex(uv))
+
+static void set_field(lua_State *L)
 {
-	/* stack: table, value -> table[key] = value */
-	lua_pushvalue(L, lua_upvalueindex(uv));
-	lua_insert(L, -2);
+	/* stack: table, key, value */
 	lua_rawset(L, -3);
+}
+
+/* check_counter without the registry lookup: the metatable is an upvalue. */
+static struct lcounter *check_fast(lua_State *L, const char *what)
+{
+	struct lcounter *lc = lua_touserdata(L, 1);
+
+	if (lc == NULL || !lua_getmetatable(L, 1) || !lua_rawequal(L, -1, lua_upvalueindex(UV_MT)))
+		luaL_argerror(L, 1, what);
+	lua_pop(L, 1);
+	if (lc->c == NULL)
+		luaL_error(L, "attempt to use a closed %s", lc->group ? "group" : "counter");
+	return lc;
 }
 
 /* Sets the fields of the table on top; reusing a table allocates nothing. */
@@ -343,28 +350,33 @@ static void fill_value(lua_State *L, const struct counter_value *v)
 {
 	int counted = v->running != 0;
 
+	push_key(L, UV_VALUE);
 	if (counted)
 		lperf_pushu64(L, v->value);
 	else
 		lua_pushnil(L);
-	set_uv(L, UV_VALUE);
+	set_field(L);
+	push_key(L, UV_RAW);
 	if (counted)
 		lperf_pushu64(L, v->raw);
 	else
 		lua_pushnil(L);
-	set_uv(L, UV_RAW);
+	set_field(L);
+	push_key(L, UV_ENABLED);
 	lperf_pushu64(L, v->enabled);
-	set_uv(L, UV_ENABLED);
+	set_field(L);
+	push_key(L, UV_RUNNING);
 	lperf_pushu64(L, v->running);
-	set_uv(L, UV_RUNNING);
+	set_field(L);
+	push_key(L, UV_COUNTED);
 	lua_pushboolean(L, counted);
-	set_uv(L, UV_COUNTED);
+	set_field(L);
 }
 
 /* c:read([t]) -> t | nil, msg, errno */
 static int m_read(lua_State *L)
 {
-	struct lcounter *lc = check_counter(L, 1, COUNTER_MT, "counter");
+	struct lcounter *lc = check_fast(L, "expected a perf.counter");
 	int r;
 
 	if (lua_type(L, 2) != LUA_TTABLE && !lua_isnoneornil(L, 2))
@@ -383,7 +395,7 @@ static int m_read(lua_State *L)
 /* g:read([t]) -> { [spec] = r, [name] = r, r1, r2, ... } | nil, msg, errno */
 static int g_read(lua_State *L)
 {
-	struct lcounter *lc = check_counter(L, 1, GROUP_MT, "group");
+	struct lcounter *lc = check_fast(L, "expected a perf.group");
 	size_t i;
 	int r;
 
@@ -401,8 +413,9 @@ static int g_read(lua_State *L)
 		if (!lua_istable(L, -1)) {
 			lua_pop(L, 1);
 			lua_createtable(L, 0, 7);
+			push_key(L, UV_NAME);
 			lua_pushstring(L, lc->names[i]);
-			set_uv(L, UV_NAME);
+			set_field(L);
 			lua_pushvalue(L, -1);
 			lua_rawseti(L, -3, (lua_Integer)i + 1);
 			lua_pushvalue(L, -1);
@@ -710,8 +723,9 @@ static void add_read(lua_State *L, const char *tname, lua_CFunction fn)
 
 	luaL_getmetatable(L, tname);
 	lua_getfield(L, -1, "__index");
-	for (i = 0; i < UV_COUNT; i++)
+	for (i = 0; i < UV_COUNT - 1; i++)
 		lua_pushstring(L, uv_keys[i]);
+	lua_pushvalue(L, -1 - (UV_COUNT - 1) - 1); /* the metatable */
 	lua_pushcclosure(L, fn, UV_COUNT);
 	lua_setfield(L, -2, "read");
 	lua_pop(L, 2);

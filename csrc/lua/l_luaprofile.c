@@ -29,6 +29,7 @@
 #include <unistd.h>
 #include "luaperf.h"
 #include "evspec.h"
+#include "perf_sys.h"
 #include "record.h"
 #include "ring.h"
 #include "sigsample.h"
@@ -404,9 +405,14 @@ static void frame_name(lua_State *L, lua_Debug *ar, char *out, int *is_c)
 	lua_pushvalue(L, fn);
 	lua_rawget(L, -2);
 	if (lua_type(L, -1) == LUA_TSTRING) {
-		const char *name = lua_tostring(L, -1);
+		/* the hot path: no formatting, a bounded copy */
+		size_t len;
+		const char *name = lua_tolstring(L, -1, &len);
+		if (len >= LP_FRAME_MAX)
+			len = LP_FRAME_MAX - 1;
+		memcpy(out, name, len);
+		out[len] = '\0';
 		*is_c = name[0] != '[';
-		snprintf(out, LP_FRAME_MAX, "%s", name);
 		lua_pop(L, 2);
 		return;
 	}
@@ -496,10 +502,14 @@ static size_t put(char *buf, size_t n, const char *s)
 
 static size_t put_native(char *buf, size_t n, uint64_t addr)
 {
-	char tok[24];
-	tok[0] = NATIVE_MARK;
-	snprintf(tok + 1, sizeof tok - 1, "%llx", (unsigned long long)addr);
-	return put(buf, n, tok);
+	char tok[24], *q = tok + sizeof tok - 1;
+	*q = '\0';
+	do {
+		*--q = "0123456789abcdef"[addr & 15];
+		addr >>= 4;
+	} while (addr != 0);
+	*--q = NATIVE_MARK;
+	return put(buf, n, q);
 }
 
 /*
@@ -1166,6 +1176,15 @@ static int lp_new(lua_State *L)
 	o->arg = p;
 
 	rc = sigsample__open(o, &p->ss, &failed);
+	if (rc == -EINVAL && !failed && o->attr.freq &&
+	    (long long)o->attr.sample_freq > perf_sys__sysctl("perf_event_max_sample_rate", 1LL << 40)) {
+		snprintf(err, sizeof err, "freq %llu is above kernel.perf_event_max_sample_rate (%lld): "
+			 "lower freq= or raise the sysctl",
+			 (unsigned long long)o->attr.sample_freq,
+			 perf_sys__sysctl("perf_event_max_sample_rate", 0));
+		free(o);
+		return lperf_fail(L, err, EINVAL);
+	}
 	if (rc < 0) {
 		snprintf(err, sizeof err, "cannot open %s '%s' for sampling this thread: %s%s",
 			 failed ? "counter" : "event", p->names[failed], strerror(-rc),

@@ -451,17 +451,15 @@ struct pick {
 	int got;
 };
 
-/* Decodes to filter; a match is copied out whole and stops the drain. */
-static int pick_one(void *arg, const struct perf_event_header *h)
+/* A decoded record that passes the filter is copied out whole and stops the
+ * drain (records that fail to decode are counted by session__drain). */
+static int pick_one(void *arg, const struct record *r)
 {
 	struct pick *p = arg;
-	struct record r;
 
-	if (record__decode(session__evtab(p->ls->s), h, h->size, &r, NULL, 0))
-		return 0;  /* counted by the raw drain; skipped */
-	if (!filter_ok(p->f, &r))
+	if (!filter_ok(p->f, r))
 		return 0;
-	memcpy(p->ls->rec, h, h->size);
+	memcpy(p->ls->rec, r->data, r->size);
 	p->got = 1;
 	return 1;
 }
@@ -477,9 +475,10 @@ static int records_next(lua_State *L)
 
 	if (!ls->s)
 		return luaL_error(L, "attempt to use a closed " SESSION);
-	rc = session__drain_raw(ls->s, pick_one, &p);
+	rc = session__drain(ls->s, pick_one, &p);
 	if (rc < 0)
-		return luaL_error(L, "draining the session: %s", strerror(-rc));
+		return luaL_error(L, "%s", session__last_error(ls->s) ? session__last_error(ls->s)
+				  : strerror(-rc));
 	if (!p.got)
 		return 0;
 	if (record__decode(session__evtab(ls->s), ls->rec, 65536, &r, err, sizeof err))

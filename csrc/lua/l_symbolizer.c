@@ -5,6 +5,12 @@
  *   sym:feed(rec | {rec, ...} | source)   -- source: anything with :records()
  *   sym:load(pid)                         -- /proc/PID/maps
  *   sym:resolve(pid, addr[, {lines=, inlines=}]) -> t | nil, reason
+ *       t = { name=, mangled= (when it differs), offset=, start=, size=, dso=,
+ *             dso_addr=, kind = "user"|"kernel"|"jit"|"vdso", build_id=,
+ *             file=, line= (lines: addr's own line), inlined = { {name=,
+ *             file=, line=}, ... } (inlines: the functions inlined at addr,
+ *             innermost first), call_file=, call_line= (where the symbol's
+ *             function calls the outermost inlined one) }
  *   sym:resolve_all(pid, {addr, ...}[, opts])    -> {t | false, ...}
  *   sym:map(pid, addr) -> {path=, start=, ["end"]=, pgoff=, build_id=} | nil, reason
  *   sym:warning() -> a one-time warning (kptr_restrict) or nil
@@ -274,6 +280,9 @@ static void push_result(lua_State *L, const struct sym_result *r)
 			lua_rawseti(L, -2, (int)i + 1);
 		}
 		lua_setfield(L, -2, "inlined");
+		if (r->call_file != NULL)
+			lperf_setstr(L, "call_file", r->call_file);
+		lperf_setint(L, "call_line", (lua_Integer)r->call_line);
 	}
 }
 

@@ -13,7 +13,34 @@ local svgjs = require "perf.flame_js"
 
 local M = {}
 
+-- Keeps valid UTF-8 sequences, turns stray bytes into '?' (a symbol or
+-- path in another encoding must not make the SVG unreadable XML).
+local function utf8_clean(s)
+  if not s:find("[\128-\255]") then return s end
+  local out, i, n = {}, 1, #s
+  while i <= n do
+    local c = s:byte(i)
+    local len = c < 0x80 and 1 or (c >= 0xC2 and c <= 0xDF) and 2 or
+      (c >= 0xE0 and c <= 0xEF) and 3 or (c >= 0xF0 and c <= 0xF4) and 4 or 0
+    local ok = len > 0 and i + len - 1 <= n
+    for j = i + 1, i + len - 1 do
+      if not ok then break end
+      local d = s:byte(j)
+      if d < 0x80 or d > 0xBF then ok = false end
+    end
+    if ok then
+      out[#out + 1] = s:sub(i, i + len - 1)
+      i = i + len
+    else
+      out[#out + 1] = "?"
+      i = i + 1
+    end
+  end
+  return table.concat(out)
+end
+
 local function xml(s)
+  s = utf8_clean(s)
   return (s:gsub("[&<>\"]", { ["&"] = "&amp;", ["<"] = "&lt;", [">"] = "&gt;", ['"'] = "&quot;" })
     :gsub("[%z\1-\8\11\12\14-\31]", "?"))
 end
@@ -107,8 +134,8 @@ local function set_deltas(skel, other, negate)
 end
 
 -- Deterministic colours: a hash of the name picks the shade, the kind
--- picks the palette (user red-yellow, kernel orange, JIT green, inlined
--- aqua, Lua blue).
+-- picks the palette (user red-yellow, kernel blue-grey, JIT green,
+-- inlined aqua, Lua violet).
 local function hash3(name)
   local h1, h2 = 0, 0
   for i = 1, math.min(#name, 24) do
@@ -120,12 +147,12 @@ local function hash3(name)
 end
 
 local palettes = {
-  user = function(a, b, c) return 205 + 50 * c, 60 + 170 * a, 40 + 30 * b end,
-  comm = function(a, b, c) return 205 + 50 * c, 60 + 170 * a, 40 + 30 * b end,
-  kernel = function(a, b, c) return 230 + 25 * c, 130 + 50 * a, 20 + 40 * b end,
+  user = function(a, b, c) return 220 + 35 * c, 50 + 150 * a, 30 + 40 * b end,
+  comm = function(a, b, c) return 220 + 35 * c, 50 + 150 * a, 30 + 40 * b end,
+  kernel = function(a, b, c) return 110 + 40 * a, 150 + 30 * b, 200 + 30 * c end,
   jit = function(a, b, c) return 50 + 60 * a, 190 + 60 * c, 50 + 60 * b end,
   inline = function(a, b, c) return 60 + 50 * a, 200 + 50 * c, 200 + 50 * b end,
-  lua = function(a, b, c) return 90 + 60 * a, 120 + 60 * b, 220 + 35 * c end,
+  lua = function(a, b, c) return 170 + 40 * a, 120 + 40 * b, 220 + 35 * c end,
   root = function() return 200, 200, 200 end,
 }
 
@@ -313,6 +340,28 @@ function M.render(list, opts)
     if keep then why = why .. " or past the cap of " .. commas(maxboxes) .. " boxes" end
     put(string.format('<text id="omitted" x="%d" y="%d" text-anchor="middle">%s frames %s omitted (%s %s)</text>\n',
       W / 2, H - fh - 8 + fh, commas(omitted), why, commas(omitted_w), unit))
+  end
+  -- a legend of the kinds present, when there is more than one
+  if not diff then
+    local present, order = {}, { "user", "kernel", "jit", "inline", "lua" }
+    for _, b in ipairs(boxes) do
+      local k = b[1].kind
+      if k == "comm" then k = "user" end
+      present[k] = true
+    end
+    local shown = {}
+    for _, k in ipairs(order) do if present[k] then shown[#shown + 1] = k end end
+    if #shown > 1 then
+      local names = { user = "user", kernel = "kernel", jit = "JIT", inline = "inlined", lua = "Lua" }
+      local x = W / 2 - #shown * 40
+      for _, k in ipairs(shown) do
+        local r, g, bl = palettes[k](0.5, 0.5, 0.5)
+        put(string.format('<rect x="%d" y="%d" width="10" height="10" fill="rgb(%d,%d,%d)"/>' ..
+          '<text x="%d" y="%d">%s</text>\n', x, top - 13, math.floor(r), math.floor(g), math.floor(bl),
+          x + 14, top - 4, names[k]))
+        x = x + 80
+      end
+    end
   end
   put('<g id="frames">\n')
   local fontw = fs * 0.59

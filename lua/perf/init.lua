@@ -15,7 +15,9 @@ perf.core = core
 local parts = {
   "report",
   "stat",
+  "stat_report",
   "luaprofile",
+  "unwind",
 }
 for _, name in ipairs(parts) do
   require("perf." .. name)(perf)

@@ -120,7 +120,7 @@ function M.encode(list, opts)
     local d = f.dso or "[unknown]"
     local m = mapping_of[d]
     if not m then
-      m = { id = #mappings + 1, file = d, build_id = f.build_id or "" }
+      m = { id = #mappings + 1, file = d, build_id = f.build_id or "", w = 0 }
       mappings[#mappings + 1] = m
       mapping_of[d] = m
     end
@@ -151,12 +151,23 @@ function M.encode(list, opts)
     local ids = {}
     local fr = s.frames
     for i = #fr, 1, -1 do ids[#ids + 1] = location(fr[i]) end
+    if #fr > 0 then
+      local m = mapping(fr[#fr])
+      m.w = m.w + (s.count or 1)
+    end
     local body = packed(1, ids) .. packed(2, { s.count or 1, s.period or s.count or 1 })
     if s.pid then body = body .. bytes_field(3, int_field(1, str("pid")) .. int_field(3, s.pid)) end
     if s.tid then body = body .. bytes_field(3, int_field(1, str("tid")) .. int_field(3, s.tid)) end
     if s.comm then body = body .. bytes_field(3, int_field(1, str("comm")) .. int_field(2, str(s.comm))) end
     put(bytes_field(2, body))
   end
+  -- pprof takes the first mapping for the main binary: the one most
+  -- samples are in
+  table.sort(mappings, function(a, b)
+    if a.w ~= b.w then return a.w > b.w end
+    return a.id < b.id
+  end)
+  for i, m in ipairs(mappings) do m.id = i end
   for _, m in ipairs(mappings) do
     put(bytes_field(3, int_field(1, m.id) .. int_field(5, str(m.file)) ..
       int_field(6, str(m.build_id)) .. int_field(7, 1) .. int_field(8, 1) .. int_field(9, 1)))

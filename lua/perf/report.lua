@@ -226,16 +226,18 @@ function M.top(list, opts)
   return kept
 end
 
--- The caller tree under one row, as perf report -g draws it.  children
--- mode: the paths from the row's function to the leaves (callees);
--- otherwise: the paths from the leaf up through its callers.  Returns a
--- tree { name=, w=, kids = { sorted nodes } }.
+-- The call graph under one row, as perf report -g draws it: a tree whose
+-- root (name = nil) holds the chains.  children mode: a sample where the
+-- row's function is the leaf gives its whole chain, root first; one where
+-- it is a caller gives the chain from it to the leaf.  Otherwise (self):
+-- the chain from the leaf up through its callers.  Nodes: { name=, w=,
+-- kids = { sorted nodes } }.
 function M.callgraph(list, row, opts)
   opts = opts or {}
   local keep = M.filter(opts)
   local period = opts.weight == "period"
   local match = frame_keys.sym
-  local root = { name = row.sym, w = 0, kids = {}, index = {} }
+  local root = { w = 0, kids = {}, index = {} }
   local function add(node, name, w)
     local c = node.index[name]
     if not c then
@@ -253,19 +255,19 @@ function M.callgraph(list, row, opts)
       local fr = s.frames
       local nf = #fr
       if opts.children then
-        -- first (outermost) occurrence: the whole callee side once
         for i = 1, nf do
           if match(fr[i]) == want then
             root.w = root.w + w
             local node = root
-            for j = i + 1, nf do node = add(node, sym_name(fr[j]), w) end
+            local from = (i == nf) and 1 or i
+            for j = from, nf do node = add(node, sym_name(fr[j]), w) end
             break
           end
         end
       elseif nf > 0 and match(fr[nf]) == want then
         root.w = root.w + w
         local node = root
-        for j = nf - 1, 1, -1 do node = add(node, sym_name(fr[j]), w) end
+        for j = nf, 1, -1 do node = add(node, sym_name(fr[j]), w) end
       end
     end
   end

@@ -163,7 +163,11 @@ end
 -- { result | false, ... }; dso(pid, addr) names the object of an address
 -- that has no symbol (so folded stacks say "[libfoo.so]").
 function M.resolver(sym, opts)
-  local ropts = opts and opts.inline and { inlines = true } or nil
+  -- lines: file and line of each frame (pprof, speedscope want them)
+  local ropts = nil
+  if opts and (opts.inline or opts.lines) then
+    ropts = { inlines = opts.inline and true or nil, lines = opts.lines and true or nil }
+  end
   local r = {}
   function r.many(pid, addrs)
     if sym.resolve_all then
@@ -315,7 +319,9 @@ function M.from_perf_data(path, opts)
   opts = opts or {}
   local perf = require "perf"
   if not perf.open then return nil, "this build cannot read perf.data (no perf.open)" end
-  local f, err = perf.open(path)
+  -- Per-sample lists need time order; aggregation reads the file as it
+  -- lies (time ordering costs a queue).
+  local f, err = perf.open(path, { unordered = not opts.per_sample })
   if not f then return nil, err end
   local sym
   if perf.symbolizer then
@@ -327,15 +333,31 @@ function M.from_perf_data(path, opts)
   if opts.per_sample or not (f.profile and perf.core.Profile) then
     list = M.from_records(f, sym, opts)
   else
-    -- only the records that shape address spaces come up to Lua
-    if sym then
-      for rec in f:records{ type = { "MMAP", "MMAP2", "COMM", "FORK", "EXIT" } } do
-        sym:feed(rec)
-      end
+    -- Only the records that shape address spaces come up to Lua; they are
+    -- put in time order here (an exec must drop the maps before the new
+    -- image's come), ties and untimed ones in file order.
+    local maps = {}
+    for rec in f:records{ type = { "MMAP", "MMAP2", "COMM", "FORK", "EXIT" } } do
+      maps[#maps + 1] = { rec, #maps + 1 }
     end
+    table.sort(maps, function(a, b)
+      local ta, tb = tonumber(a[1].time) or 0, tonumber(b[1].time) or 0
+      if ta ~= tb then return ta < tb end
+      return a[2] < b[2]
+    end)
+    local comms = {}
+    for _, m in ipairs(maps) do
+      local rec = m[1]
+      if sym then sym:feed(rec) end
+      if rec.type == "COMM" then comms[rec.pid] = rec.comm end
+    end
+    -- Counting needs no order; the commands come from the ordered maps.
     local p, perr = f:profile()
     if not p then f:close(); return nil, perr end
     list = M.from_profile(p, sym, opts)
+    for _, st in ipairs(list) do
+      if st.pid and comms[st.pid] then st.comm = comms[st.pid] end
+    end
     if p.close then p:close() end
   end
   if sym and sym.warning then

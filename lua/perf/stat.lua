@@ -157,9 +157,8 @@ return function(perf)
         s.raw, s.enabled, s.running = raw, ena, run
         s.counted = run > 0
         if s.counted then
-          s.value = run < ena and raw * (ena / run) or raw
-          -- Exact integers stay integers on 5.3+.
-          if run >= ena then s.value = raw end
+          -- Scaled for multiplexing; an unscaled count stays an integer.
+          if run < ena then s.value = raw * (ena / run) else s.value = raw end
         end
       else
         s.counted = false
@@ -261,7 +260,8 @@ return function(perf)
 
   -- One run: open, run, read.  Returns a run table or nil, msg, errno.
   local function one_run(o, specs, run_idx, res)
-    local system_wide = o.cpu == "all" or o.system_wide
+    -- A CPU given without a pid counts everything on it, as perf stat -C.
+    local system_wide = o.cpu == "all" or o.system_wide or (type(o.cpu) == "number" and not o.pid)
     local workload, target_pid
     local copts = { inherit = o.inherit ~= false, cpu = o.cpu, disabled = true }
     for _, k in ipairs({ "exclude_user", "exclude_kernel", "exclude_hv", "exclude_idle",
@@ -388,7 +388,7 @@ return function(perf)
 
   function perf.stat(o)
     local reps = check_opts(o)
-    local system_wide = o.cpu == "all" or o.system_wide
+    local system_wide = o.cpu == "all" or o.system_wide or (type(o.cpu) == "number" and not o.pid)
     local specs = split_events(o.events, system_wide and not o.pid)
     if #specs == 0 then error("perf.stat: no events", 2) end
     if o.run == nil and not o.pid and not system_wide and not o.duration then

@@ -85,7 +85,8 @@ return function(args)
   local perf = require "perf"
   local stacks = require "perf.stacks"
   local report = require "perf.report"
-  local lopts = { inline = o.inline, per_sample = o.flamechart or o.format == "speedscope" }
+  local lopts = { inline = o.inline, per_sample = o.flamechart or o.format == "speedscope",
+    lines = o.format == "pprof" or o.format == "speedscope" }
   local list, lerr = stacks.load(o.input, lopts)
   if not list then
     io.stderr:write("luaperf flame: ", lerr, "\n")

@@ -131,7 +131,10 @@ local function open_session(o, events)
   if not opts.freq and not opts.period then opts.freq = 4000 end
   if o.pid then opts.pid = o.pid
   elseif o.all or o.cpus then opts.pid = -1; opts.cpus = o.cpus end
-  return perf.session(opts)
+  -- argument errors (a -m that is not a power of two, ...) raise: report them
+  local ok, s, err, errno = pcall(perf.session, opts)
+  if not ok then return nil, s end
+  return s, err, errno
 end
 
 local function run(args)
@@ -170,7 +173,14 @@ local function run(args)
   w:add_session(s)
   w:cmdline(argv)
   -- A command is exec'd under the events: the kernel reports its COMM and
-  -- mmaps.  Tasks that run already need them synthesized from /proc.
+  -- mmaps.  Tasks that run already need them synthesized from /proc, after
+  -- the events are on, so no task slips between the two.
+  local st_ok, started_err = s:start()
+  if not st_ok then
+    w:close(); s:close()
+    io.stderr:write("luaperf record: ", tostring(started_err), "\n")
+    return 1
+  end
   local sok, serr
   if o.all or o.cpus then
     sok, serr = w:synthesize(-1)
@@ -180,13 +190,6 @@ local function run(args)
     sok, serr = w:synthesize()
   end
   if not sok then io.stderr:write("luaperf record: warning: ", tostring(serr), "\n") end
-
-  local st_ok, started_err = s:start()
-  if not st_ok then
-    w:close(); s:close()
-    io.stderr:write("luaperf record: ", tostring(started_err), "\n")
-    return 1
-  end
   local duration_ms = o.duration and math.floor(o.duration * 1000) or nil
   -- -a/-C with a command: the machine is recorded while the command runs.
   -- sh reports its pid, then becomes the command, writing to our stdout.

@@ -76,25 +76,41 @@ end
 
 local function pct(x) return string.format("%.2f%%", x) end
 
--- The call graph under a row, in perf's ASCII style.
-local function print_graph(out, tree, total, w)
+-- The call graph under a row, in perf's ASCII style (perf's default
+-- "graph,0.5": absolute percentages, branches under 0.5% left out).
+local function print_graph(out, root, total)
   local function line(s) out[#out + 1] = s end
-  line("            |")
-  line("            ---" .. tree.name)
-  local function emit(node, prefix)
-    local kids = node.kids
-    if #kids == 1 and kids[1].w == node.w then
-      line(prefix .. kids[1].name)
-      return emit(kids[1], prefix)
-    end
+  local min = total * 0.005
+  local function branches(node, prefix)
+    local kids = {}
+    for _, c in ipairs(node.kids) do if c.w >= min then kids[#kids + 1] = c end end
     for i, c in ipairs(kids) do
       local last = i == #kids
       line(prefix .. "|          ")
       line(prefix .. (last and " --" or "|--") .. pct(100 * c.w / total) .. "--" .. c.name)
-      emit(c, prefix .. (last and " " or "|") .. string.rep(" ", 10))
+      local sub = prefix .. (last and " " or "|") .. string.rep(" ", 10)
+      -- a chain continues without percentages while it does not split
+      local n = c
+      while #n.kids == 1 and n.kids[1].w == n.w do
+        n = n.kids[1]
+        line(sub .. n.name)
+      end
+      branches(n, sub)
     end
   end
-  emit(tree, string.rep(" ", 15))
+  local top = root.kids
+  if #top == 1 and top[1].w == root.w then
+    line("            |")
+    line("            ---" .. top[1].name)
+    local n = top[1]
+    while #n.kids == 1 and n.kids[1].w == n.w do
+      n = n.kids[1]
+      line(string.rep(" ", 15) .. n.name)
+    end
+    branches(n, string.rep(" ", 15))
+  else
+    branches(root, string.rep(" ", 12))
+  end
   line("")
 end
 
@@ -179,7 +195,8 @@ return function(args)
   for _, c in ipairs(cols) do
     -- perf's overhead columns are at least 8 wide
     c.width = c.right and math.max(8, #c.title) or #c.title
-    for _, r in ipairs(shown) do
+    -- as perf: sized by every row, shown or not
+    for _, r in ipairs(rows) do
       local v = c.get(r)
       if #v > c.width then c.width = #v end
     end
@@ -209,7 +226,7 @@ return function(args)
     if o.graph and r.symkey then
       local tree = report.callgraph(list, r, { children = children, weight = o.weight,
         comm = o.comm, pid = o.pid, tid = o.tid })
-      print_graph(out, tree, rows.total, o.weight)
+      print_graph(out, tree, rows.total)
     end
   end
   put("")

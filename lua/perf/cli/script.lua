@@ -166,6 +166,9 @@ local function decorate(st)
     __index = function(rec, k)
       if k == "comm" then
         return st.comm[rawget(rec, "tid")]
+      elseif k == "period" then
+        -- a fixed-period event's samples weigh its sample_period, as in perf
+        return st.period[rawget(rec, "event")]
       elseif k == "sym" then
         local ip = rawget(rec, "ip")
         if not ip then return nil end
