@@ -29,7 +29,7 @@ echo "ref addr2line_f_ms $t for $n addresses ($(( n * 1000 / (t + 1) )) addresse
 # End to end on a ~100k-sample perf.data (perf record -g, cpu-clock every 20us).
 if ! make -s all progs >/dev/null 2>&1; then echo "e2e skipped: the module does not build"; exit 0; fi
 data=$out/symbols_e2e.data
-perf record -q -g -e cpu-clock -c 20000 -o $data -- build/progs/sym_prog 5000 exit >/dev/null 2>&1
+perf record -q -g -e cpu-clock -c 20000 -o $data -- build/progs/sym_prog 2000 exit >/dev/null 2>&1
 echo "e2e_samples $(perf report -i $data --stdio 2>/dev/null | sed -n 's/^# Samples: \([^ ]*\) .*/\1/p')"
 lp="LUA_PATH=lua/?.lua;lua/?/init.lua;; LUA_CPATH=build/?.so;;"
 t_ref=$(ms perf report -i $data --stdio)

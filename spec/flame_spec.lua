@@ -58,10 +58,11 @@ local function parse_folded_counts(text)
   return counts
 end
 
-local function record(dir, name, flags, args)
+local function record(dir, name, flags, args, rate)
   local prog = util.cc(shaped_src, flags, name)
   local data = dir .. "/" .. name .. ".data"
-  local out, ok = util.perf("record -q -e cpu-clock -F 1999 -g -o " .. data .. " " .. prog .. " " .. (args or "500") .. " 2>&1")
+  local out, ok = util.perf("record -q -e cpu-clock " .. (rate or "-F 1999") .. " -g -o " .. data .. " " ..
+    prog .. " " .. (args or "500") .. " 2>&1")
   assert(ok, out)
   return data, prog
 end
@@ -333,6 +334,53 @@ describe("folded stacks of perf.data equal perf script's, folded the same way", 
     assert.equal(perf_n, tonumber((n:gsub(",", ""))))
   end)
 
+  it("--inline expands inlined functions as addr2line -i sees them", function()
+    local prog = util.cc([[
+#include <stdlib.h>
+static volatile unsigned long sink;
+static inline __attribute__((always_inline)) unsigned long mix(long n)
+{
+	unsigned long h = 7;
+	for (long i = 0; i < n; i++)
+		h = h * 31 + (unsigned long)i;
+	return h;
+}
+__attribute__((noinline)) static unsigned long outer(long n) { return mix(n) + 1; }
+int main(int argc, char **argv)
+{
+	long r = argc > 1 ? atol(argv[1]) : 300;
+	for (long i = 0; i < r; i++) sink += outer(1000000 + (long)(sink & 1));
+	return 0;
+}
+]], "-O2 -g -fno-omit-frame-pointer", "inl")
+    local data = dir .. "/inl.data"
+    local out, ok = util.perf("record -q -e cpu-clock -F 1999 -g -o " .. data .. " " .. prog .. " 300 2>&1")
+    assert.is_true(ok, out)
+    -- the hottest leaf address, and its inline chain by addr2line
+    local script = util.sh("perf script -i " .. data .. " -F ip,sym 2>/dev/null")
+    local counts, best, bestn = {}, nil, 0
+    for addr in script:gmatch("\n%s*\n%s*(%x+) outer") do
+      counts[addr] = (counts[addr] or 0) + 1
+      if counts[addr] > bestn then best, bestn = addr, counts[addr] end
+    end
+    assert.is_not_nil(best, script:sub(1, 500))
+    local a2l = util.sh("addr2line -f -i -e " .. prog .. " 0x" .. best)
+    local names = {}
+    for name in a2l:gmatch("([^\n]+)\n[^\n]*\n?") do names[#names + 1] = name end
+    assert.same({ "mix", "outer" }, names)
+    local plain = util.luaperf("flame -i " .. data .. " --format folded -o - 2>/dev/null")
+    local inl = util.luaperf("flame -i " .. data .. " --inline --annotate --format folded -o - 2>/dev/null")
+    local function hottest(text)
+      local top, n = nil, 0
+      for k, c in text:gmatch("([^\n]*) (%d+)\n") do
+        if tonumber(c) > n then top, n = k, tonumber(c) end
+      end
+      return top
+    end
+    assert.truthy(hottest(plain):find(";outer$"), hottest(plain))
+    assert.truthy(hottest(inl):find(";outer;mix_%[i%]$"), hottest(inl))
+  end)
+
   it("luaperf flame --diff of a perf.data against itself is all neutral", function()
     local data = record(dir, "shaped_self", "-O1 -g -fno-omit-frame-pointer -fno-inline", "300")
     local svgpath = dir .. "/self.svg"
@@ -345,8 +393,10 @@ describe("folded stacks of perf.data equal perf script's, folded the same way", 
 
   it("diff of the regression: the grown path red, the other path of leaf_hash blue", function()
     local flags = "-O1 -g -fno-omit-frame-pointer -fno-inline -DLEAF_FRAMES"
-    local before = record(dir, "shaped_before", flags, "700 0")
-    local after = record(dir, "shaped_after", flags, "700 1")
+    -- every 100 us: some 3000 samples a run, so the shrinking share of the
+    -- other path (21% -> 18%) stands well above the sampling noise
+    local before = record(dir, "shaped_before", flags, "800 0", "-c 100000")
+    local after = record(dir, "shaped_after", flags, "800 1", "-c 100000")
     local svgpath = dir .. "/diff.svg"
     local out, ok = util.luaperf("flame -i " .. after .. " --diff " .. before .. " --no-comm -o " .. svgpath)
     assert.is_true(ok, out)

@@ -148,6 +148,31 @@ describe("perf.open on files recorded by perf", function()
     assert.is_string(out)
   end)
 
+  it("time ordering: bounded memory flushes early; file order on request; same records", function()
+    local p = file("lost.data", "-m 1 -e cpu-clock -c 10000 -g -- " .. shaped .. " 100")
+    local f = assert(perf.open(p))
+    local s = f:scan()
+    f:close()
+    -- a 4 KiB queue cannot hold a round: half is flushed whenever it fills
+    local small = assert(perf.open(p, { max_queue = 4096 }))
+    local s2 = small:scan()
+    local last, back = 0, 0
+    for rec in small:records{ type = "SAMPLE" } do
+      if rec.time < last then back = back + 1 end
+      last = rec.time
+    end
+    small:close()
+    assert.are.equal(s.records, s2.records)
+    assert.are.same(s.by_type, s2.by_type)
+    assert.is_true(s2.forced_flushes > 0)
+    assert.are.equal(0, s.forced_flushes)
+    assert.are.equal(0, back)
+    local raw = assert(perf.open(p, { unordered = true }))
+    local s3 = raw:scan()
+    raw:close()
+    assert.are.same(s.by_type, s3.by_type)
+  end)
+
   it("compressed (-z): decompressed with zstd, samples equal perf script", function()
     local p = file("z.data", "-z -e cpu-clock -c 100000 -g -- " .. shaped .. " 60")
     same_as_perf(p)

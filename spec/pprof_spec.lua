@@ -61,6 +61,22 @@ describe("pprof export", function()
     end
   end)
 
+  it("speedscope of a perf.data: one sample per time-ordered run, weights adding up", function()
+    local path = dir .. "/p.speedscope.json"
+    local out, ok = util.luaperf("flame -i " .. data .. " --format speedscope -o " .. path)
+    assert.is_true(ok, out)
+    local py, pok = util.sh("python3 -c " .. util.q([[
+import json, sys
+d = json.load(open(sys.argv[1]))
+p = d["profiles"][0]
+print(int(sum(p["weights"])), len(p["samples"]))
+]]) .. " " .. path)
+    assert.is_true(pok, py)
+    local total, n = py:match("^(%d+) (%d+)")
+    assert.equal(list.meta.samples, tonumber(total))
+    assert.is_true(tonumber(n) > 1)
+  end)
+
   it("encodes varints of 64-bit addresses without losing bits", function()
     assert.equal("\172\2", pprof.varint(300))
     assert.equal("\128\128\128\136\248\255\255\255\255\1", pprof.varint("0xffffffff81000000"))

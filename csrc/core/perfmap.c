@@ -152,7 +152,8 @@ int perfmap__refresh(struct perfmap *pm, const char *dir, uint32_t pid, uid_t ui
 	free(buf);
 	if (rc < 0)
 		return pm->state = rc;
-	symtab__finish(&pm->syms, 0);
+	if (symtab__finish(&pm->syms, 0) < 0)
+		return pm->state = -ENOMEM;
 	pm->size = (off_t)n;
 	pm->state = 1;
 	pm->why[0] = '\0';

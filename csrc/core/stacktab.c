@@ -254,7 +254,7 @@ static int add(struct stacktab *st, const uint64_t *key, unsigned nkey,
 		st->e = e;
 		st->cap = cap;
 	}
-	if (reserve(st, 2 * (size_t)nkey))
+	if (reserve(st, 2 * (size_t)nkey + 1))  /* + 1: never a NULL arena, even for an empty stack */
 		return -ENOMEM;
 	e = &st->e[st->nr];
 	e->hash = h;

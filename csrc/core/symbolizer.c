@@ -257,6 +257,20 @@ static struct addrspace *space_of(struct symbolizer *s, uint32_t pid)
 	return s->last;
 }
 
+/* The copy perf record keeps in its build-id cache (~/.debug/.build-id/). */
+static struct dso *from_buildid_cache(struct symbolizer *s, const struct map *m)
+{
+	const char *home = getenv("HOME");
+	char path[4200];
+	int err = 0;
+
+	if (m->bid_size < 2 || home == NULL || home[0] != '/')
+		return NULL;
+	snprintf(path, sizeof(path), "%s/.debug/.build-id/%.2s/%s/elf", home, m->bid_hex,
+		 m->bid_hex + 2);
+	return dso_cache__get(s->dsos, path, m->bid, m->bid_size, &err);
+}
+
 /* The object behind a mapping, bound once. */
 static struct dso *bind_dso(struct symbolizer *s, uint32_t pid, struct map *m)
 {
@@ -268,12 +282,28 @@ static struct dso *bind_dso(struct symbolizer *s, uint32_t pid, struct map *m)
 		m->dso = dso_cache__vdso(s->dsos, pid, m->start, m->end - m->start, &err);
 	} else if (m->kind == MAP_FILE) {
 		m->dso = dso_cache__get(s->dsos, m->path, m->bid, m->bid_size, &err);
-		if (m->dso == NULL && err == -ENOENT) {
-			/* A process in another mount namespace: its root. */
+		if (m->dso != NULL && m->bid_size > 0 &&
+		    (m->dso->build_id_size != m->bid_size ||
+		     memcmp(m->dso->build_id, m->bid, m->bid_size) != 0)) {
+			/* Rebuilt since it was recorded: perf's cached copy, if any. */
+			struct dso *cached = from_buildid_cache(s, m);
+			if (cached != NULL)
+				m->dso = cached;
+		}
+		if (m->dso == NULL) {
 			char alt[4400];
 			int err2 = 0;
+			/* A process in another mount namespace: its root. */
 			snprintf(alt, sizeof(alt), "/proc/%u/root%s", (unsigned)pid, m->path);
 			m->dso = dso_cache__get(s->dsos, alt, m->bid, m->bid_size, &err2);
+			/* A deleted file the process still maps (root only). */
+			if (m->dso == NULL) {
+				snprintf(alt, sizeof(alt), "/proc/%u/map_files/%" PRIx64 "-%" PRIx64,
+					 (unsigned)pid, m->start, m->end);
+				m->dso = dso_cache__get(s->dsos, alt, m->bid, m->bid_size, &err2);
+			}
+			if (m->dso == NULL)
+				m->dso = from_buildid_cache(s, m);
 		}
 	} else {
 		err = -ENOENT;

@@ -21,6 +21,7 @@ void symtab__exit(struct symtab *t)
 	}
 	free(t->v);
 	free(t->str);
+	free(t->starts);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -106,12 +107,14 @@ static int better(const struct symtab *t, const struct symtab_sym *a,
 	return strlen(na) > strlen(nb);
 }
 
-void symtab__finish(struct symtab *t, uint64_t limit)
+int symtab__finish(struct symtab *t, uint64_t limit)
 {
 	size_t i, o;
 
+	free(t->starts);
+	t->starts = NULL;
 	if (t->n == 0)
-		return;
+		return 0;
 	/* Ties keep insertion order apart only by the tie-break below. */
 	qsort(t->v, t->n, sizeof(*t->v), cmp_start);
 	for (i = 1, o = 0; i < t->n; i++) {
@@ -132,16 +135,23 @@ void symtab__finish(struct symtab *t, uint64_t limit)
 		else
 			s->end = limit > s->start ? limit : s->start + 1;
 	}
+	/* The search touches 8 bytes per step instead of a whole entry. */
+	t->starts = malloc(t->n * sizeof(*t->starts));
+	if (t->starts == NULL)
+		return -ENOMEM;
+	for (i = 0; i < t->n; i++)
+		t->starts[i] = t->v[i].start;
+	return 0;
 }
 
 const struct symtab_sym *symtab__find(const struct symtab *t, uint64_t addr)
 {
-	size_t lo = 0, hi = t->n;
+	size_t lo = 0, hi = t->starts != NULL ? t->n : 0;
 
 	/* The last symbol starting at or before addr. */
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (t->v[mid].start <= addr)
+		if (t->starts[mid] <= addr)
 			lo = mid + 1;
 		else
 			hi = mid;

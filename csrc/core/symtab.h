@@ -19,6 +19,7 @@ struct symtab_sym {
 struct symtab {
 	struct symtab_sym *v;
 	size_t n, cap;
+	uint64_t *starts;             /* v[i].start, dense for the binary search */
 	char *str;
 	size_t str_len, str_cap;
 };
@@ -35,9 +36,9 @@ int symtab__add(struct symtab *t, uint64_t start, uint64_t size, const char *nam
  * Sorts, keeps one symbol per address (sized over unsized, global over
  * weak over local, fewer leading underscores, then the longer name, as
  * perf does) and gives unsized symbols the next symbol's start as their end
- * (limit for the last one).
+ * (limit for the last one).  0, or -ENOMEM (then lookups find nothing).
  */
-void symtab__finish(struct symtab *t, uint64_t limit);
+int symtab__finish(struct symtab *t, uint64_t limit);
 const struct symtab_sym *symtab__find(const struct symtab *t, uint64_t addr);
 static inline const char *symtab__name(const struct symtab *t, const struct symtab_sym *s)
 {

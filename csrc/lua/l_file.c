@@ -575,6 +575,7 @@ static int file_scan(lua_State *L)
 	lperf_setu64(L, "bytes", perfdata__stats(f->pd)->bytes);
 	lperf_setu64(L, "decompressed_bytes", perfdata__stats(f->pd)->decompressed_bytes);
 	lperf_setu64(L, "unordered", perfdata__stats(f->pd)->unordered);
+	lperf_setu64(L, "forced_flushes", perfdata__stats(f->pd)->forced_flushes);
 	lperf_setu64(L, "errors", bad);
 	if (bad)
 		lperf_setstr(L, "first_error", first_err);

@@ -18,6 +18,7 @@
  * not fit stacktab.c's address-only stacks yet.
  */
 #include <dlfcn.h>
+#include <execinfo.h>
 #include <errno.h>
 #include <link.h>
 #include <signal.h>
@@ -49,6 +50,8 @@
 #define LP_STACK_MAX 32768      /* bytes per folded stack */
 #define LP_NCTR SIGSAMPLE_MAX_COUNTERS
 #define LP_ROOT_CACHE 64
+#define LP_MAX_ROOT 48         /* host frames above the Lua API call */
+#define LP_ROOT_REFRESH 64     /* samples between two unwinds of the host */
 #define LP_MAX_EXEC 256        /* executable segments of loaded objects */
 
 /* Evspec's parser when the module has it (evspec.c); a few names otherwise. */
@@ -94,6 +97,13 @@ struct lprof {
 	uintptr_t exec_lo[LP_MAX_EXEC], exec_hi[LP_MAX_EXEC]; /* all objects' */
 	int nexec;
 	int in_lua;                   /* the Lua stack says a Lua call was active */
+	/* The host's frames down to its call into the Lua API (from our own
+	 * stack at the safe point), reused while the same outermost Lua
+	 * function runs: an unwind costs ~10 us. */
+	uint64_t root[LP_MAX_ROOT];
+	int nroot, root_age;
+	lua_State *root_state;
+	char root_key[LP_FRAME_MAX];
 	int vmstate;                  /* LuaJIT: 'N', 'I', 'C', 'G', 'J' */
 	struct symbolizer *sym;       /* LuaJIT: names the roots of native walks */
 	uint64_t root_addr[LP_ROOT_CACHE];
@@ -500,6 +510,51 @@ static size_t put(char *buf, size_t n, const char *s)
 	return n + len;
 }
 
+/* Is addr inside an exported Lua API function (lua_*, luaL_*, luaJIT_*)? */
+static int is_api_frame(uint64_t addr)
+{
+	Dl_info info;
+	const ElfW(Sym) *sym = NULL;
+	if (!dladdr1((void *)(uintptr_t)addr, &info, (void **)&sym, RTLD_DL_SYMENT) ||
+	    info.dli_sname == NULL || sym == NULL)
+		return 0;
+	/* dladdr names the nearest export even for internal code: check size */
+	if (addr >= (uintptr_t)info.dli_saddr + sym->st_size)
+		return 0;
+	return strncmp(info.dli_sname, "lua_", 4) == 0 ||
+	       strncmp(info.dli_sname, "luaL_", 5) == 0 ||
+	       strncmp(info.dli_sname, "luaJIT_", 7) == 0;
+}
+
+/*
+ * The host's frames, root first, down to and including its call into the
+ * Lua API (main;frame_loop;lua_pcallk): unwound from our own stack here at
+ * the safe point, which is still inside that call.  The kernel's walk
+ * rarely gets there (the runtime has no frame pointers); the unwinder
+ * (.eh_frame) does.
+ */
+static void capture_root(struct lprof *p, lua_State *L)
+{
+	void *bt[128];
+	const char *key = p->nlua > 0 ? p->lua_frames[p->nlua - 1] : "";
+	int n, i, k;
+	if (p->root_state == L && p->root_age++ < LP_ROOT_REFRESH &&
+	    strcmp(p->root_key, key) == 0)
+		return;
+	p->root_state = L;
+	p->root_age = 0;
+	snprintf(p->root_key, sizeof p->root_key, "%s", key);
+	p->nroot = 0;
+	n = backtrace(bt, 128);
+	for (i = n - 1; i >= 0; i--)
+		if (is_api_frame((uint64_t)(uintptr_t)bt[i] - 1))
+			break;
+	if (i < 0)
+		return;       /* no API call on the stack: nothing to show */
+	for (k = n - 1; k >= i && p->nroot < LP_MAX_ROOT; k--)
+		p->root[p->nroot++] = (uint64_t)(uintptr_t)bt[k] - 1;
+}
+
 static size_t put_native(char *buf, size_t n, uint64_t addr)
 {
 	char tok[24], *q = tok + sizeof tok - 1;
@@ -538,8 +593,12 @@ static size_t build_stack(struct lprof *p, const uint64_t *chain, int nchain, in
 			n = put(p->stack, n, "[not in Lua]");
 		return n;
 	}
-	for (i = nchain - 1; last_rt >= 0 && i > last_rt; i--)
-		n = put_native(p->stack, n, chain[i]);
+	if (p->nroot > 0)
+		for (i = 0; i < p->nroot; i++)
+			n = put_native(p->stack, n, p->root[i]);
+	else
+		for (i = nchain - 1; last_rt >= 0 && i > last_rt; i--)
+			n = put_native(p->stack, n, chain[i]);
 	for (i = p->nlua - 1; i >= 0; i--)
 		n = put(p->stack, n, p->lua_frames[i]);
 	if (p->vmframe[0] != '\0')
@@ -690,6 +749,8 @@ static void lp_hook(lua_State *L, lua_Debug *ar)
 	read_lua_stack(p, L, first);
 	/* No Lua frame below the one being called: the host was running. */
 	p->in_lua = p->nlua > 0;
+	if (p->native && p->in_lua)
+		capture_root(p, L);
 	take_samples(p);
 	if (p->prev_hook != NULL && (p->prev_mask & (1 << ar->event)))
 		p->prev_hook(L, ar);
@@ -730,6 +791,8 @@ static void lj_callback(void *data, lua_State *L, int samples, int vmstate)
 	p->vmstate = vmstate;
 	read_lua_stack(p, L, 0);
 	p->in_lua = 1;
+	if (p->native)
+		capture_root(p, L);
 	take_samples(p);
 }
 #endif
@@ -979,6 +1042,8 @@ static int lp_start(lua_State *L)
 #endif
 	p->nexec = 0;
 	dl_iterate_phdr(exec_phdr, p);
+	p->root_state = NULL;
+	p->nroot = 0;
 	set_registry(L, p);
 	p->started = 1;
 	err = sigsample__start(p->ss);

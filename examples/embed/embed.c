@@ -50,7 +50,7 @@ static int host_blit(lua_State *L)
 static void render(unsigned frame)
 {
 	unsigned i, acc = frame;
-	for (i = 0; i < 400000; i++)
+	for (i = 0; i < 2000000; i++)
 		acc = acc * 1103515245u + 12345u;
 	sink += acc;
 }

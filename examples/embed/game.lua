@@ -3,7 +3,7 @@
 local perf = require "perf"
 
 local entities = {}
-for i = 1, 2000 do entities[i] = { x = i, y = 0, vx = 1, vy = 0.5 } end
+for i = 1, 10000 do entities[i] = { x = i, y = 0, vx = 1, vy = 0.5 } end
 
 local function physics(dt)
   for _, e in ipairs(entities) do
@@ -23,7 +23,7 @@ local function think()
 end
 
 local function draw()
-  host.blit(6)               -- C function of the host: its frames stay native
+  host.blit(30)              -- C function of the host: its frames stay native
   return #string.rep("-", 64)
 end
 

@@ -56,6 +56,14 @@ return function(perf)
         for tok in (key .. "\2"):gmatch("([^\2]*)\2") do
           frames[#frames + 1] = make_frame(tok, cache)
         end
+        -- Unwound roots go past __libc_start_call_main, where the kernel's
+        -- frame-pointer chains (glibc has none) stop: start all there.
+        for i = 1, math.min(3, #frames) do
+          if frames[i].name == "__libc_start_call_main" then
+            for _ = 1, i - 1 do table.remove(frames, 1) end
+            break
+          end
+        end
         st = { frames = frames, count = 0, period = 0, event = raw.event,
           counters = {} }
         for _, n in ipairs(names) do st.counters[n] = 0 end

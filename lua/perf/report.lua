@@ -201,6 +201,10 @@ end
 
 function M.top(list, opts)
   opts = opts or {}
+  if (opts.tmin or opts.tmax) and list[1] and list[1].time == nil then
+    error("report: a time window needs stacks with times (a per-sample list: " ..
+      "perf.stacks.from_records(f, sym, {per_sample = true}))", 2)
+  end
   local rows, total = aggregate(list, opts)
   local by_total = opts.children
   local kept = {}

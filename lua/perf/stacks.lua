@@ -60,9 +60,8 @@ end
 local kind_names = { user = "user", kernel = "kernel", jit = "jit", vdso = "user",
   inline = "inline", lua = "lua" }
 
--- A frame for one resolved address.  r is what sym:resolve returned (or
--- nil); opts.inline expands inline chains into extra frames (callee side).
-local function make_frames(r, addr, is_kernel)
+-- The frame of one address: r is what sym:resolve returned, or nil.
+local function make_frame(r, addr, is_kernel)
   local kind = is_kernel and "kernel" or "user"
   if r and r.kind then kind = kind_names[r.kind] or kind end
   local f = { addr = addr, kind = kind }
@@ -113,12 +112,16 @@ function M.build(entries, resolver, opts)
     local results = resolver and resolver.many(sp.pid, sp.addrs, sp.kernel) or {}
     for i, a in ipairs(sp.addrs) do
       local r = results[i] or nil
-      local f = make_frames(r, a, sp.kernel)
+      local f = make_frame(r, a, sp.kernel)
       if not r and resolver and resolver.dso then f.dso = resolver.dso(sp.pid, a) end
       local fr = { f }
       if opts.inline and r and r.inlined and #r.inlined > 0 then
-        -- inlined[1] is the innermost: the deepest frame, so it goes last
-        for j = #r.inlined, 1, -1 do
+        -- innermost first, as addr2line -i: the last entry is the function
+        -- that holds the code (this frame); the others go above it,
+        -- innermost deepest
+        local n = #r.inlined
+        if r.inlined[n].name == f.name then n = n - 1 end
+        for j = n, 1, -1 do
           local inl = r.inlined[j]
           fr[#fr + 1] = { name = inl.name, file = inl.file, line = inl.line,
             dso = f.dso, kind = "inline", addr = a }
@@ -265,6 +268,10 @@ local function pick_event(list, want)
     if not seen[ev] then seen[ev] = true; names[#names + 1] = ev end
   end
   list.meta.events = names
+  if want and not seen[want] then
+    return nil, string.format("no event '%s' in this file (it has: %s)", want,
+      table.concat(names, ", "))
+  end
   want = want or names[1]
   if #names <= 1 then
     list.meta.event = list.meta.event or (names[1] ~= "" and names[1] or nil)

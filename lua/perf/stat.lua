@@ -1,8 +1,29 @@
 -- perf.stat: the one-call form of counting, as `perf stat` does it.
 --
---   local res = perf.stat{ events = {"task-clock", "page-faults"},
---                          run = {"make", "-j2"} or function() ... end,
---                          pid = 1234, cpu = "all", ["repeat"] = 5, interval = 100 }
+--   local res, err, errno = perf.stat{
+--     events = {"task-clock", "page-faults"} or "task-clock,page-faults",
+--                                  -- default: perf stat's set
+--     run = {"make", "-j2"},       -- a command: forked, counted from its exec,
+--                                  -- children included; or a function (this
+--                                  -- process, children it forks included)
+--     pid = 1234,                  -- count a process instead (run, if given,
+--                                  -- is then only a timer), or
+--     cpu = "all" | n,             -- count every CPU (perf stat -a) or one
+--     duration = seconds,          -- with pid/cpu and no run: how long
+--     ["repeat"] = 5,              -- runs; values are means, stddev of the mean
+--     interval = 100,              -- ms: sample every interval (commands, pids,
+--     on_interval = function(row)  --   CPUs), rows in res.intervals
+--     inherit = true,              -- default true
+--     exclude_user = ..., ...      -- exclude_* overrides for every event
+--     user_fallback = true,        -- as perf at paranoid 2: retry refused
+--   }                              --   unmodified events as :u
+--
+--   res.events[i] / res.events[name] = { name=, spec=, unit=, scale=,
+--     supported=, counted=, value= (mean), stddev=, values={per run},
+--     raw=, enabled=, running=, metric=, metric_unit= ("CPUs utilized",
+--     "K/sec", "insn per cycle", ...), error=, errno= (when unsupported) }
+--   res.elapsed, res.elapsed_stddev (s), res.status / res.how / res.signal
+--   (the command's exit), res.user, res.sys (s), res.intervals, res.runs
 --
 -- Events that the machine lacks (ENOENT, EOPNOTSUPP, EINVAL, ...) become
 -- rows with supported = false, as perf prints <not supported>; any other
@@ -251,6 +272,9 @@ return function(perf)
     if o.pid ~= nil and type(o.pid) ~= "number" then error("perf.stat: pid must be a number", 3) end
     if o.duration ~= nil and type(o.duration) ~= "number" then
       error("perf.stat: duration must be a number of seconds", 3)
+    end
+    if o.interval ~= nil and type(run) == "function" then
+      error("perf.stat: interval needs a command, a pid or CPUs, not a function", 3)
     end
     if o.on_interval ~= nil and type(o.on_interval) ~= "function" then
       error("perf.stat: on_interval must be a function", 3)

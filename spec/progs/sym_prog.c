@@ -2,7 +2,7 @@
  * A program for the symbolizer specs: named functions (global, static, one
  * recursive), each called from main, then the process stops itself
  * (SIGSTOP) so a spec can read its maps and resolve addresses.  With an
- * argument N it first burns N milliseconds of CPU in a frame-pointer call
+ * argument N it first burns N milliseconds of CPU time in a frame-pointer call
  * chain, for profiles; a second argument "exit" exits instead of stopping
  * (for perf record -- prog).  Built with and without -pie, and stripped with a
  * separate debug file, by spec/symbolizer_spec.lua.
@@ -42,11 +42,12 @@ int recurse(int n)
 	return recurse(n - 1) + 1;
 }
 
+/* CPU time, so a loaded machine still gets the samples it asked for. */
 static double now_ms(void)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 

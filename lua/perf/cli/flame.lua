@@ -23,6 +23,8 @@ usage: luaperf flame [-i perf.data|file.folded] [-o out.svg | -o -] [options]
   --minwidth PX       leave out boxes narrower than PX (default 0.1)
   --pid N, --tid N, --comm NAME
                       only the samples of a process, thread or command
+  -e, --event NAME    the event to show when the file has several (default:
+                      the first recorded)
 ]]
 
 local function parse(args)
@@ -30,7 +32,8 @@ local function parse(args)
   local takes = { ["-i"] = "input", ["--input"] = "input", ["-o"] = "output",
     ["--output"] = "output", ["--format"] = "format", ["--diff"] = "diff",
     ["--weight"] = "weight", ["--title"] = "title", ["--minwidth"] = "minwidth",
-    ["--width"] = "width", ["--pid"] = "pid", ["--tid"] = "tid", ["--comm"] = "comm" }
+    ["--width"] = "width", ["--pid"] = "pid", ["--tid"] = "tid", ["--comm"] = "comm",
+    ["--event"] = "event", ["-e"] = "event" }
   local flags = { ["--inverted"] = "inverted", ["--flamechart"] = "flamechart",
     ["--negate"] = "negate", ["--annotate"] = "annotate", ["--inline"] = "inline",
     ["--no-comm"] = "no_comm", ["-h"] = "help", ["--help"] = "help" }
@@ -86,7 +89,7 @@ return function(args)
   local stacks = require "perf.stacks"
   local report = require "perf.report"
   local lopts = { inline = o.inline, per_sample = o.flamechart or o.format == "speedscope",
-    lines = o.format == "pprof" or o.format == "speedscope" }
+    lines = o.format == "pprof" or o.format == "speedscope", event = o.event }
   local list, lerr = stacks.load(o.input, lopts)
   if not list then
     io.stderr:write("luaperf flame: ", lerr, "\n")

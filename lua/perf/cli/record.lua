@@ -191,21 +191,21 @@ local function run(args)
   end
   if not sok then io.stderr:write("luaperf record: warning: ", tostring(serr), "\n") end
   local duration_ms = o.duration and math.floor(o.duration * 1000) or nil
-  -- -a/-C with a command: the machine is recorded while the command runs.
-  -- sh reports its pid, then becomes the command, writing to our stdout.
-  local proc, watch
+  -- -a/-C with a command: the machine is recorded while the command runs;
+  -- the command is forked blocked, then exec'd (never through a shell).
+  local wl, watch
   if o.cmd and (o.all or o.cpus) then
-    local q = {}
-    for k, a in ipairs(o.cmd) do q[k] = "'" .. a:gsub("'", "'\\''") .. "'" end
-    proc = io.popen("echo $$; exec " .. table.concat(q, " ") ..
-      " >/proc/$PPID/fd/1 2>/proc/$PPID/fd/2 </dev/null")
-    watch = proc and tonumber(proc:read("*l"))
-    if not watch then
-      if proc then proc:close() end
+    local werr2
+    wl, werr2 = perf.core.workload(o.cmd)
+    local started, serr2
+    if wl then started, serr2 = wl:start() end
+    if not wl or not started then
+      if wl then wl:close() end
       w:close(); s:close()
-      io.stderr:write("luaperf record: could not start ", o.cmd[1], "\n")
-      return 1
+      io.stderr:write("luaperf record: ", tostring(serr2 or werr2), "\n")
+      return 255
     end
+    watch = wl:pid()
   end
   local stats, rerr
   if o.overwrite then
@@ -213,11 +213,18 @@ local function run(args)
   else
     stats, rerr = w:record(s, { duration_ms = duration_ms, watch_pid = watch })
   end
+  -- as perf record: the command's exit status is ours
   local status = 0
-  if proc then
-    proc:close()
+  if wl then
+    status = wl:wait() or 0
+    wl:close()
   elseif o.cmd and s.wait then
-    s:wait()
+    local code, why = s:wait()
+    if code then
+      status = code
+    elseif type(why) == "string" then
+      status = 128 + (tonumber(why:match("(%d+)")) or 0)
+    end
   end
   local cok, cerr = w:close()
   s:close()

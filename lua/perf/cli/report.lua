@@ -18,6 +18,8 @@ usage: luaperf report [-i perf.data|file.folded] [options]
   --comm NAME, --pid N, --tid N, --dso PATTERN, --symbol PATTERN
                          only samples of that command, process, thread,
                          object or leaf symbol (Lua patterns)
+  -e, --event NAME       the event to report when the file has several
+                         (default: the first recorded)
   --stdio                accepted for perf compatibility (always text)
 ]]
 
@@ -26,7 +28,7 @@ local function parse(args)
   local takes = { ["-i"] = "input", ["--input"] = "input", ["-s"] = "sort", ["--sort"] = "sort",
     ["--percent-limit"] = "percent_limit", ["-n"] = "n", ["--comm"] = "comm",
     ["--pid"] = "pid", ["--tid"] = "tid", ["--dso"] = "dso", ["--symbol"] = "symbol",
-    ["--weight"] = "weight" }
+    ["--weight"] = "weight", ["-e"] = "event", ["--event"] = "event" }
   local flags = { ["--children"] = { "children", true }, ["--no-children"] = { "children", false },
     ["-g"] = { "graph", true }, ["--call-graph"] = { "graph", true },
     ["--no-call-graph"] = { "graph", false }, ["--stdio"] = { "stdio", true },
@@ -77,10 +79,11 @@ end
 local function pct(x) return string.format("%.2f%%", x) end
 
 -- The call graph under a row, in perf's ASCII style (perf's default
--- "graph,0.5": absolute percentages, branches under 0.5% left out).
-local function print_graph(out, root, total)
+-- "graph,0.5": absolute percentages, branches under 0.5% of the total left
+-- out; --percent-limit P raises that to P, as in perf).
+local function print_graph(out, root, total, minpct)
   local function line(s) out[#out + 1] = s end
-  local min = total * 0.005
+  local min = total * minpct / 100
   local function branches(node, prefix)
     local kids = {}
     for _, c in ipairs(node.kids) do if c.w >= min then kids[#kids + 1] = c end end
@@ -123,7 +126,7 @@ return function(args)
   if o.help then io.stdout:write(usage); return 0 end
   local stacks = require "perf.stacks"
   local report = require "perf.report"
-  local list, lerr = stacks.load(o.input, {})
+  local list, lerr = stacks.load(o.input, { event = o.event })
   if not list then
     io.stderr:write("luaperf report: ", lerr, "\n")
     return 1
@@ -226,7 +229,7 @@ return function(args)
     if o.graph and r.symkey then
       local tree = report.callgraph(list, r, { children = children, weight = o.weight,
         comm = o.comm, pid = o.pid, tid = o.tid })
-      print_graph(out, tree, rows.total)
+      print_graph(out, tree, rows.total, o.percent_limit or 0.5)
     end
   end
   put("")
