@@ -103,6 +103,7 @@ describe("flame graph in headless Chromium", function()
       { op = "click", expr = "document.getElementById('unzoom')" },
       { op = "eval", expr = box("do_query") .. ".querySelector('rect').getAttribute('width')" },
       { op = "eval", expr = box("leaf_io") .. ".getAttribute('class')" },
+      { op = "eval", expr = "document.getElementById('details').textContent" },
     })
     local matched = str(r[4])
     local pct = tonumber(matched:match("Matched: ([%d%.]+)%%"))
@@ -119,6 +120,8 @@ describe("flame graph in headless Chromium", function()
     -- reset zoom restores
     assert.equal(before, tonumber(str(r[13])))
     assert.equal("f", str(r[14]))
+    -- the pointer rests on the box it clicked: its tooltip line shows
+    assert.truthy(str(r[15]):match("^do_query %([%d,]+ samples, [%d%.]+%%%)$"), str(r[15]))
   end)
 
   it("counts a recursive function once in the cumulative percentage", function()

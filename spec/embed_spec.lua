@@ -42,6 +42,10 @@ describe("examples/embed", function()
     assert.is_true(math.abs(host - 100 * ren / (upd + ren)) <= 10, msg)
     -- a C function of the host called from Lua keeps its native frames
     assert.truthy(text:find("%[Lua%] draw examples/embed/game%.lua:%d+;blit;blit_rows %d+\n"), msg)
+    -- the host's own frames above its call into Lua (nm names them)
+    local nm = util.sh("nm " .. util.q(util.root .. "/build/embed/embed"))
+    assert.truthy(nm:find(" t frame_loop\n", 1, true), nm)
+    assert.truthy(text:find("__libc_start_call_main;main;frame_loop;call;lua_pcallk;[Lua] update ", 1, true), msg)
     -- Lua frames with their file and line, in caller order
     assert.truthy(text:find("[Lua] update examples/embed/game.lua:30;[Lua] physics examples/embed/game.lua:8", 1, true), msg)
   end)

@@ -37,6 +37,15 @@ struct symbolizer {
 	struct addrspace *last;       /* the pid asked last */
 	struct sym_inline *inl;       /* inline frames of the current call */
 	size_t inl_n, inl_cap;
+	struct known_bid *bids;       /* build ids by path, from the recording */
+};
+
+/* A path's build id as the recording saw it (few: one per object hit). */
+struct known_bid {
+	const char *path;             /* interned */
+	uint8_t size;
+	uint8_t id[20];
+	struct known_bid *next;
 };
 
 struct symbolizer *symbolizer__new(void)
@@ -67,6 +76,11 @@ void symbolizer__delete(struct symbolizer *s)
 	dso_cache__delete(s->dsos);
 	strpool__delete(s->pool);
 	free(s->inl);
+	while (s->bids != NULL) {
+		struct known_bid *n = s->bids->next;
+		free(s->bids);
+		s->bids = n;
+	}
 	free(s);
 }
 
@@ -134,6 +148,32 @@ int symbolizer__add_map(struct symbolizer *s, uint32_t pid, uint64_t start,
 		hexid(m.bid, m.bid_size, m.bid_hex);
 	}
 	return addrspace__insert(as, &m);
+}
+
+int symbolizer__set_build_id(struct symbolizer *s, const char *path,
+			     const uint8_t *build_id, size_t build_id_size)
+{
+	const char *p = strpool__intern(s->pool, path);
+	struct known_bid *k;
+
+	if (p == NULL)
+		return -ENOMEM;
+	if (build_id_size == 0)
+		return 0;
+	for (k = s->bids; k != NULL; k = k->next)
+		if (k->path == p)
+			break;
+	if (k == NULL) {
+		k = calloc(1, sizeof(*k));
+		if (k == NULL)
+			return -ENOMEM;
+		k->path = p;
+		k->next = s->bids;
+		s->bids = k;
+	}
+	k->size = (uint8_t)(build_id_size > 20 ? 20 : build_id_size);
+	memcpy(k->id, build_id, k->size);
+	return 0;
 }
 
 int symbolizer__fork(struct symbolizer *s, uint32_t ppid, uint32_t pid)
@@ -281,6 +321,16 @@ static struct dso *bind_dso(struct symbolizer *s, uint32_t pid, struct map *m)
 	if (m->kind == MAP_VDSO) {
 		m->dso = dso_cache__vdso(s->dsos, pid, m->start, m->end - m->start, &err);
 	} else if (m->kind == MAP_FILE) {
+		if (m->bid_size == 0) {
+			const struct known_bid *k;
+			for (k = s->bids; k != NULL; k = k->next)
+				if (k->path == m->path) {
+					m->bid_size = k->size;
+					memcpy(m->bid, k->id, k->size);
+					hexid(m->bid, m->bid_size, m->bid_hex);
+					break;
+				}
+		}
 		m->dso = dso_cache__get(s->dsos, m->path, m->bid, m->bid_size, &err);
 		if (m->dso != NULL && m->bid_size > 0 &&
 		    (m->dso->build_id_size != m->bid_size ||

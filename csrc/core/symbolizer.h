@@ -51,6 +51,15 @@ int symbolizer__fork(struct symbolizer *sym, uint32_t ppid, uint32_t pid);
 int symbolizer__exec(struct symbolizer *sym, uint32_t pid);
 
 /*
+ * The build id a recording saw for path (perf.data's HEADER_BUILD_ID).
+ * Mappings of path without a build id of their own take it, so a file
+ * rebuilt since the recording resolves through perf's build-id cache
+ * (~/.debug/.build-id/) instead of the new file.  0 or -ENOMEM.
+ */
+int symbolizer__set_build_id(struct symbolizer *sym, const char *path,
+			     const uint8_t *build_id, size_t build_id_size);
+
+/*
  * Reads /proc/PID/maps (executable mappings) into pid's address space,
  * replacing what was known.  Returns 0 or -errno (-ESRCH: no such process).
  */

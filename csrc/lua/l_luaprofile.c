@@ -66,7 +66,6 @@ struct lp_entry {
 	uint64_t ctr[LP_NCTR];
 };
 
-
 struct lprof {
 	struct sigsample *ss;         /* NULL once closed */
 	struct ring *ring;            /* native chains and counter values */
@@ -86,9 +85,8 @@ struct lprof {
 	int prev_mask, prev_count;
 	/* Coroutine functions we replaced (registry refs) */
 	int ref_resume, ref_wrap;
-	/* LuaJIT: the VM's own profiling trigger and what we gave back */
+	/* LuaJIT: the VM's own profiling trigger (its SIGPROF handler) */
 	void (*lj_trigger)(int);
-	struct sigaction old_prof;
 	/* Aggregation */
 	struct lp_entry *tab;
 	size_t tab_cap, tab_n;
@@ -106,13 +104,12 @@ struct lprof {
 	char root_key[LP_FRAME_MAX];
 	int vmstate;                  /* LuaJIT: 'N', 'I', 'C', 'G', 'J' */
 	struct symbolizer *sym;       /* LuaJIT: names the roots of native walks */
-	uint64_t root_addr[LP_ROOT_CACHE];
-	int root_is[LP_ROOT_CACHE];
+	uint64_t thread_root_addr[LP_ROOT_CACHE];
+	int thread_root_is[LP_ROOT_CACHE];
 	uint64_t samples, lost, unattributed, hooks;
 	/* Scratch for one stack */
 	char lua_frames[LP_MAX_DEPTH][LP_FRAME_MAX];
 	int nlua;
-	int lua_leaf_is_c;
 	char stack[LP_STACK_MAX];
 	char vmframe[32];
 };
@@ -405,11 +402,10 @@ static void cache_name(lua_State *L, int fn, const char *name)
  * The frame name of the function at the top of the stack, cached in a
  * weak-keyed registry table (a function's name is computed once).
  */
-static void frame_name(lua_State *L, lua_Debug *ar, char *out, int *is_c)
+static void frame_name(lua_State *L, lua_Debug *ar, char *out)
 {
 	int fn = lua_gettop(L);
 	char *s;
-	*is_c = 0;
 	lua_pushlightuserdata(L, &cache_key);
 	lua_rawget(L, LUA_REGISTRYINDEX);
 	lua_pushvalue(L, fn);
@@ -422,14 +418,12 @@ static void frame_name(lua_State *L, lua_Debug *ar, char *out, int *is_c)
 			len = LP_FRAME_MAX - 1;
 		memcpy(out, name, len);
 		out[len] = '\0';
-		*is_c = name[0] != '[';
 		lua_pop(L, 2);
 		return;
 	}
 	lua_pop(L, 1);
 	lua_getinfo(L, "Sn", ar);
 	if (strcmp(ar->what, "C") == 0) {
-		*is_c = 1;
 		if (is_wrapper(lua_tocfunction(L, fn))) {
 			out[0] = '\0';       /* ours: not a frame of the program */
 		} else if (find_global_name(L, fn)) {
@@ -469,20 +463,17 @@ static void frame_name(lua_State *L, lua_Debug *ar, char *out, int *is_c)
 static void read_lua_stack(struct lprof *p, lua_State *L, int first)
 {
 	lua_Debug ar;
-	int level, k, is_c = 0;
+	int level, k;
 	p->nlua = 0;
-	p->lua_leaf_is_c = 0;
-	if (!lua_checkstack(L, 12))
+	if (!lua_checkstack(L, 24))
 		return;
 	for (;;) {
 		for (level = first; p->nlua < LP_MAX_DEPTH && lua_getstack(L, level, &ar); level++) {
 			lua_getinfo(L, "f", &ar);
-			frame_name(L, &ar, p->lua_frames[p->nlua], &is_c);
+			frame_name(L, &ar, p->lua_frames[p->nlua]);
 			lua_pop(L, 1);
 			if (p->lua_frames[p->nlua][0] == '\0')
 				continue;
-			if (p->nlua == 0)
-				p->lua_leaf_is_c = is_c;
 			p->nlua++;
 		}
 		/* A coroutine: continue in the state that resumed it. */
@@ -492,7 +483,7 @@ static void read_lua_stack(struct lprof *p, lua_State *L, int first)
 			break;
 		L = k > 0 ? p->costack[k - 1] : p->L0;
 		first = 0;
-		if (!lua_checkstack(L, 12))
+		if (!lua_checkstack(L, 24))
 			break;
 	}
 }
@@ -618,8 +609,8 @@ static int is_thread_root(struct lprof *p, uint64_t addr)
 	struct sym_result r;
 	unsigned k, slot = (unsigned)(addr >> 4) % LP_ROOT_CACHE;
 	int root = 0;
-	if (p->root_addr[slot] == addr)
-		return p->root_is[slot];
+	if (p->thread_root_addr[slot] == addr)
+		return p->thread_root_is[slot];
 	if (p->sym == NULL) {
 		p->sym = symbolizer__new();
 		if (p->sym != NULL)
@@ -630,8 +621,8 @@ static int is_thread_root(struct lprof *p, uint64_t addr)
 		for (k = 0; k < sizeof roots / sizeof roots[0]; k++)
 			if (strcmp(r.name, roots[k]) == 0)
 				root = 1;
-	p->root_addr[slot] = addr;
-	p->root_is[slot] = root;
+	p->thread_root_addr[slot] = addr;
+	p->thread_root_is[slot] = root;
 	return root;
 }
 

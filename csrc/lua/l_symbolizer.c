@@ -2,7 +2,9 @@
  * perf.symbolizer{...}: a symbolizer userdata over csrc/core/symbolizer.h.
  *
  *   local sym = perf.symbolizer{ perfmap_dir = "/tmp", kallsyms = "/proc/kallsyms" }
- *   sym:feed(rec | {rec, ...} | source)   -- source: anything with :records()
+ *   sym:feed(rec | {rec, ...} | source)   -- source: anything with :records();
+ *                                         -- a file's features().build_ids too
+ *   sym:build_id(path, hex)               -- the build id a recording saw for path
  *   sym:load(pid)                         -- /proc/PID/maps
  *   sym:resolve(pid, addr[, {lines=, inlines=}]) -> t | nil, reason
  *       t = { name=, mangled= (when it differs), offset=, start=, size=, dso=,
@@ -162,6 +164,44 @@ static int feed_table(lua_State *L, struct symbolizer *s, int t)
 	return used;
 }
 
+/* One {filename=, build_id=, cpumode=} of a file's features().build_ids. */
+static void feed_build_id(lua_State *L, struct lsym *u, int t)
+{
+	const char *fn = lperf_optfield_str(L, t, "filename", NULL);
+	const char *mode = lperf_optfield_str(L, t, "cpumode", "user");
+	uint8_t bid[20];
+	size_t n = field_build_id(L, t, bid);
+	int rc;
+
+	if (fn == NULL || n == 0 || strcmp(mode, "kernel") == 0 || u->s == NULL)
+		return;
+	rc = symbolizer__set_build_id(u->s, fn, bid, n);
+	if (rc < 0)
+		luaL_error(L, "symbolizer: %s", strerror(-rc));
+}
+
+/* sym:build_id(path, hex) */
+static int sym_build_id(lua_State *L)
+{
+	struct lsym *u = check_open(L);
+	const char *path = luaL_checkstring(L, 2);
+	const char *hex = luaL_checkstring(L, 3);
+	uint8_t bid[20];
+	size_t n;
+	int rc;
+
+	lua_createtable(L, 0, 1);
+	lua_pushvalue(L, 3);
+	lua_setfield(L, -2, "build_id");
+	n = field_build_id(L, lua_gettop(L), bid);
+	if (n == 0 || strlen(hex) != 2 * n)
+		luaL_argerror(L, 3, "expected a build id in hex (up to 40 digits)");
+	rc = symbolizer__set_build_id(u->s, path, bid, n);
+	if (rc < 0)
+		luaL_error(L, "symbolizer: %s", strerror(-rc));
+	return 0;
+}
+
 /* sym:feed(rec | {rec, ...} | source with :records()) -> records used */
 static int sym_feed(lua_State *L)
 {
@@ -227,6 +267,25 @@ static int sym_feed(lua_State *L)
 		if (lua_type(L, -1) == LUA_TTABLE)
 			used += feed_table(L, u->s, -1);
 		lua_replace(L, 5);
+	}
+	/* A perf.data file knows the build ids of the objects it hit. */
+	lua_settop(L, 2);
+	lua_getfield(L, 2, "features");
+	if (lua_isfunction(L, -1)) {
+		lua_pushvalue(L, 2);
+		lua_call(L, 1, 1);
+		if (lua_type(L, -1) == LUA_TTABLE) {
+			lua_getfield(L, -1, "build_ids");
+			if (lua_type(L, -1) == LUA_TTABLE) {
+				size_t i, n = lua_rawlen(L, -1);
+				for (i = 1; i <= n; i++) {
+					lua_rawgeti(L, -1, (int)i);
+					if (lua_type(L, -1) == LUA_TTABLE)
+						feed_build_id(L, u, lua_gettop(L));
+					lua_pop(L, 1);
+				}
+			}
+		}
 	}
 	lua_pushinteger(L, used);
 	return 1;
@@ -425,6 +484,7 @@ static const luaL_Reg methods[] = {
 	{ "resolve", sym_resolve },
 	{ "resolve_all", sym_resolve_all },
 	{ "map", sym_map },
+	{ "build_id", sym_build_id },
 	{ "warning", sym_warning },
 	{ "close", sym_close },
 	{ NULL, NULL },

@@ -156,7 +156,9 @@ def run(steps, exe):
                 b.prompt_text = st["text"]
                 out.append({})
             elif op == "click":
+                # scrolled into view first: a tall graph runs past the window
                 rect = b.evaluate("(function(){var e=(%s); if(!e) return null;"
+                                  "e.scrollIntoView({block:'center', inline:'center'});"
                                   "var r=e.getBoundingClientRect();"
                                   "return [r.left+r.width/2, r.top+r.height/2];})()" % st["expr"])
                 if rect is None:

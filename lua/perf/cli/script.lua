@@ -64,7 +64,8 @@ local function observe(st, rec)
       st.comm[rec.tid] = st.comm[rec.ptid]
     end
   end
-  if st.sym and (t == "MMAP" or t == "MMAP2" or t == "COMM" or t == "FORK" or t == "EXIT") then
+  if st.sym and not st.unwinder_feeds and
+     (t == "MMAP" or t == "MMAP2" or t == "COMM" or t == "FORK" or t == "EXIT") then
     st.sym:feed(rec)
     st.cache = {}
   end
@@ -255,8 +256,19 @@ function M.run(args)
     if #ev.name > name_width then name_width = #ev.name end
     if ev.type == 2 then st.tp[ev.name] = true end
     if ev.sample_type and math.floor(ev.sample_type / 32) % 2 == 1 then has_chain = true end
+    -- PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER
+    if ev.sample_type and math.floor(ev.sample_type / 4096) % 4 == 3 then st.dwarf = true end
   end
   opts.callchain = (has_chain or opts.force_callchain) and not opts.hide_callchain
+  -- DWARF files: user stacks unwound (perf.unwound_records), as perf script does
+  local function records(filter)
+    if opts.callchain and st.dwarf and perf.unwound_records and st.sym then
+      st.unwinder_feeds = true
+      return perf.unwound_records({ records = function() return f:records(filter) end },
+        { symbolizer = st.sym })
+    end
+    return f:records(filter)
+  end
 
   local out = io.stdout
   local ok, e = pcall(function()
@@ -265,7 +277,7 @@ function M.run(args)
       if not env then error({ msg = lerr }) end
       local mt = decorate(st)
       call(env, "begin")
-      for rec in f:records() do
+      for rec in records() do
         observe(st, rec)
         setmetatable(rec, mt)
         if rec.type == "SAMPLE" then
@@ -280,7 +292,7 @@ function M.run(args)
       end
       call(env, "finish")
     else
-      for rec in f:records{ user = false } do
+      for rec in records{ user = false } do
         observe(st, rec)
         if rec.type == "SAMPLE" then
           print_sample(out, st, rec, opts, name_width)
