@@ -431,3 +431,45 @@ describe("perf.session", function()
     end)
   end)
 end)
+
+-- DWARF sessions unwind as samples enter the profile: a program without
+-- frame pointers shows its whole call path, as perf --call-graph dwarf does.
+describe("session callchain dwarf", function()
+  local nofp
+  setup(function()
+    nofp = util.cc(util.read(util.root .. "/spec/progs/shaped.c"),
+      "-O1 -g -fomit-frame-pointer", "shaped_nofp")
+  end)
+
+  local function profile_of(callchain)
+    local s = assert(perf.session{ events = { "cpu-clock:u" }, freq = 999,
+      callchain = callchain, cmd = { nofp, "400" } })
+    assert(s:start())
+    local done
+    repeat
+      local _, d = s:poll(50)
+      s:profile()
+      done = d
+    until done
+    local p = s:profile()
+    local total, reach = 0, 0
+    for st in p:stacks() do
+      total = total + st.count
+      -- leaf, its caller, main and libc's start code: at least 4 user frames
+      if #st.addrs - (st.kernel or 0) >= 4 then reach = reach + st.count end
+    end
+    s:close()
+    return total, reach
+  end
+
+  it("recovers call paths that frame pointers cannot see", function()
+    local total, deep = profile_of("dwarf")
+    assert.is_true(total > 20, "too few samples: " .. total)
+    local ftotal, fdeep = profile_of("fp")
+    assert.is_true(ftotal > 20)
+    -- DWARF: nearly every stack has leaf, callers, main and libc's start;
+    -- fp on -fomit-frame-pointer code: hardly any does.
+    assert.is_true(deep / total > 0.9, ("dwarf deep %d/%d"):format(deep, total))
+    assert.is_true(fdeep / ftotal < 0.5, ("fp deep %d/%d"):format(fdeep, ftotal))
+  end)
+end)

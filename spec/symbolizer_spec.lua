@@ -519,12 +519,8 @@ describe("symbolizer", function()
     end
   end)
 
-  it("symbolizes the user frames of a perf record -g file as perf script does", function()
-    if not perf.open then pending("perf.open (the perf.data reader) is not built") return end
-    local data = dir .. "/g.data"
-    local out, ok = util.perf("record -q -g -F 1000 -e cpu-clock -o " .. q(data) .. " -- " ..
-      dir .. "/withlib 400 exit")
-    assert(ok, out)
+  -- Our user frames of every sample of a perf.data file against perf script's.
+  local function compare_file(data)
     local f = assert(perf.open(data))
     local sym = perf.symbolizer()
     assert.is_true(sym:feed(f) >= 3)
@@ -542,6 +538,7 @@ describe("symbolizer", function()
       ours[#ours + 1] = table.concat(names, "\n")
     end
     f:close()
+    sym:close()
     -- perf script's: the same samples, in the same order, frames as "sym (dso)".
     local script = util.perf("script -i " .. q(data) .. " -F ip,sym,dso 2>/dev/null")
     local theirs = {}
@@ -566,6 +563,40 @@ describe("symbolizer", function()
     end
     assert.are.same({}, bad)
     assert.is_true(frames > #ours)
+    return ours
+  end
+
+  it("symbolizes the user frames of a perf record -g file as perf script does", function()
+    if not perf.open then pending("perf.open (the perf.data reader) is not built") return end
+    local data = dir .. "/g.data"
+    local out, ok = util.perf("record -q -g -F 1000 -e cpu-clock -o " .. q(data) .. " -- " ..
+      dir .. "/withlib 400 exit")
+    assert(ok, out)
+    compare_file(data)
+  end)
+
+  it("resolves a binary rebuilt since the recording through perf's build-id cache", function()
+    if not perf.open then pending("perf.open (the perf.data reader) is not built") return end
+    local bin, data = dir .. "/rebuilt", dir .. "/r.data"
+    local function build(opt)
+      local out, ok = util.sh("cc " .. opt .. " -g -fno-omit-frame-pointer -fno-inline -o " ..
+        bin .. " " .. dir .. "/prog.c")
+      assert(ok, out)
+    end
+    build("-O1")
+    local before = build_id(bin)
+    local out, ok = util.perf("record -q -g -F 1000 -e cpu-clock -o " .. q(data) .. " -- " ..
+      bin .. " 300 exit")
+    assert(ok, out)
+    build("-O0 -DREBUILT=1")
+    assert.are_not.equal(before, build_id(bin))
+    local cached = (os.getenv("HOME") or "") .. "/.debug/.build-id/" .. before:sub(1, 2) .. "/" ..
+      before:sub(3) .. "/elf"
+    if not util.read(cached) then pending("perf kept no build-id cache copy") return end
+    local ours = compare_file(data)
+    local found = false
+    for _, s in ipairs(ours) do if s:find("burn_inner", 1, true) then found = true break end end
+    assert.is_true(found, "no sample in burn_inner")
   end)
 
   it("symbolizes the user frames of a live perf record -g -p as perf script does", function()

@@ -932,6 +932,14 @@ static void set_registry(lua_State *L, struct lprof *p)
 	lua_rawset(L, LUA_REGISTRYINDEX);
 }
 
+static int count_unattributed(void *arg, const struct perf_event_header *h)
+{
+	struct lprof *p = arg;
+	if (h->type == PERF_RECORD_SAMPLE)
+		p->unattributed++;
+	return 0;
+}
+
 /* Stops sampling and gives back the hook, SIGPROF and coroutine functions. */
 static void lp_halt(lua_State *L, struct lprof *p)
 {
@@ -963,8 +971,14 @@ static void lp_halt(lua_State *L, struct lprof *p)
 	}
 	co_unpatch(L, p);
 #endif
-	/* Samples the VM had no safe point for: counted, not attributed. */
-	p->unattributed += sigsample__take(p->ss);
+	/* Samples that reached no safe point before the stop: counted, not
+	 * attributed, and gone from the ring (a next start begins clean). */
+	if (p->ring != NULL) {
+		sigsample__take(p->ss);
+		ring__drain(p->ring, count_unattributed, p);
+	} else {
+		p->unattributed += sigsample__take(p->ss);
+	}
 	set_registry(L, NULL);
 }
 

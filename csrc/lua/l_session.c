@@ -20,10 +20,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 #include "luaperf.h"
 #include "record.h"
 #include "session.h"
 #include "stacktab.h"
+#include "symbolizer.h"
+#include "unwind.h"
 
 #define SESSION "perf.session"
 #define FILTER "perf.RecordFilter"
@@ -32,6 +35,10 @@ struct lsession {
 	struct session *s;
 	int profile_ref;          /* registry ref of its Profile, or LUA_NOREF */
 	uint64_t *rec;            /* the record handed to Lua, copied out of the ring */
+	pid_t pid;                /* the pid target (0: this process), for DWARF maps */
+	/* DWARF sessions: samples are unwound as they enter the profile. */
+	struct unwinder *unw;
+	struct symbolizer *usym;
 };
 
 struct filter {
@@ -62,6 +69,10 @@ static int s_close(lua_State *L)
 
 	session__close(ls->s);
 	ls->s = NULL;
+	unwinder__delete(ls->unw);
+	ls->unw = NULL;
+	symbolizer__delete(ls->usym);
+	ls->usym = NULL;
 	free(ls->rec);
 	ls->rec = NULL;
 	if (ls->profile_ref != LUA_NOREF) {
@@ -277,6 +288,9 @@ static int s_new(lua_State *L)
 	ls->s = NULL;
 	ls->rec = NULL;
 	ls->profile_ref = LUA_NOREF;
+	ls->pid = o.argv || o.tids ? -1 : o.pid;
+	ls->unw = NULL;
+	ls->usym = NULL;
 	luaL_setmetatable(L, SESSION);
 	ls->rec = malloc(65536);
 	if (!ls->rec)
@@ -534,17 +548,48 @@ static int s_records(lua_State *L)
 static int add_rec(void *arg, const struct record *r)
 {
 	void **a = arg;
+	struct lsession *ls = a[2];
 
+	if (ls->unw)
+		return unwind__add_record(ls->unw, ls->usym, a[0], r, a[1], NULL) ? -1 : 0;
 	return stacktab__add_record(a[0], r, a[1]) ? -1 : 0;
+}
+
+/*
+ * A session with DWARF events needs an unwinder and the maps of the
+ * processes it samples: the records bring new maps, /proc brings the ones
+ * that existed before the session (a pid target).
+ */
+static int dwarf_setup(struct lsession *ls)
+{
+	const struct evtab *t = session__evtab(ls->s);
+	int i, wants = 0;
+
+	for (i = 0; i < evtab__count(t); i++)
+		wants |= unwind__wants(evtab__attr(t, i));
+	if (!wants || ls->unw)
+		return 0;
+	ls->usym = symbolizer__new();
+	if (!ls->usym || unwinder__new(&ls->unw)) {
+		symbolizer__delete(ls->usym);
+		ls->usym = NULL;
+		ls->unw = NULL;
+		return -ENOMEM;
+	}
+	if (ls->pid >= 0)
+		symbolizer__load_proc(ls->usym, (uint32_t)(ls->pid ? ls->pid : getpid()));
+	return 0;
 }
 
 static int s_profile(lua_State *L)
 {
 	struct lsession *ls = check(L);
 	struct stacktab *st;
-	void *arg[2];
+	void *arg[3];
 	int rc;
 
+	if (dwarf_setup(ls))
+		return lperf_fail(L, "out of memory", ENOMEM);
 	if (ls->profile_ref == LUA_NOREF) {
 		struct stacktab **slot = lperf_newprofile(L);
 		*slot = stacktab__new();
@@ -556,6 +601,7 @@ static int s_profile(lua_State *L)
 	st = lperf_checkprofile(L, -1);
 	arg[0] = st;
 	arg[1] = (void *)session__evtab(ls->s);
+	arg[2] = ls;
 	rc = session__drain(ls->s, add_rec, arg);
 	if (rc < 0)
 		return lperf_fail(L, session__last_error(ls->s) ? session__last_error(ls->s)
