@@ -70,7 +70,7 @@ describe("flame graph in headless Chromium", function()
     local prog = util.cc(util.read(util.root .. "/spec/progs/shaped.c"),
       "-O1 -g -fno-omit-frame-pointer -fno-inline", "shaped")
     local data = dir .. "/shaped.data"
-    local out, ok = util.perf("record -q -e cpu-clock -F 1999 -g -o " .. data .. " " .. prog .. " 500 2>&1")
+    local out, ok = util.perf("record -q -e cpu-clock -F 999 -g -o " .. data .. " " .. prog .. " 1000 2>&1")
     assert.is_true(ok, out)
     local svgpath = dir .. "/flame.svg"
     out, ok = util.luaperf("flame -i " .. data .. " -o " .. svgpath)

@@ -58,13 +58,46 @@ local function parse_folded_counts(text)
   return counts
 end
 
+-- 999 Hz: under the floor tests may set kernel.perf_event_max_sample_rate to
 local function record(dir, name, flags, args, rate)
   local prog = util.cc(shaped_src, flags, name)
   local data = dir .. "/" .. name .. ".data"
-  local out, ok = util.perf("record -q -e cpu-clock " .. (rate or "-F 1999") .. " -g -o " .. data .. " " ..
+  local out, ok = util.perf("record -q -e cpu-clock " .. (rate or "-F 999") .. " -g -o " .. data .. " " ..
     prog .. " " .. (args or "500") .. " 2>&1")
   assert(ok, out)
   return data, prog
+end
+
+-- Our folded stacks of a perf.data against perf script's, folded as
+-- stackcollapse-perf.pl does.  Every stack must match, count for count.
+-- The one tolerated gap is a symbolizer one: a rare startup sample in
+-- ld.so that perf names from a zero-size NOTYPE symbol (_dl_start_user)
+-- and we show as "[ld-linux-x86-64.so.2]"; it is printed, and held to 2%.
+local function compare_with_perf_script(data)
+  local script = util.sh("perf script -i " .. data .. " 2>/dev/null")
+  local want = fold_perf_script(script)
+  local out, ok = util.luaperf("flame -i " .. data .. " --format folded -o - 2>/dev/null")
+  assert.is_true(ok, out)
+  local got = parse_folded_counts(out)
+  local total, off = 0, 0
+  for _, n in pairs(got) do total = total + n end
+  local want_total = 0
+  for _, n in pairs(want) do want_total = want_total + n end
+  assert.equal(want_total, total)
+  for k, n in pairs(want) do
+    if got[k] ~= n then
+      off = off + math.abs(n - (got[k] or 0))
+      io.stderr:write("\nperf only: ", k, " ", n, "\n")
+    end
+  end
+  for k, n in pairs(got) do
+    if want[k] ~= n then
+      assert.truthy(k:find(";%[ld%-linux[^%]]*%]"), "differs from perf: " .. k)
+      io.stderr:write("ours only: ", k, " ", n, "\n")
+    end
+  end
+  assert.is_true(off <= math.max(2, total / 50), "stacks differing from perf: " .. off)
+  return got, total
 end
 
 -- The fill of every box named name, as { [path] = "rgb(...)" }, where
@@ -280,34 +313,8 @@ describe("folded stacks of perf.data equal perf script's, folded the same way", 
     { name = "shaped_nofp", flags = "-O1 -g -fomit-frame-pointer -fno-inline" },
   }) do
     it("for the " .. build.name .. " build", function()
-      local data = record(dir, build.name, build.flags, "600")
-      local script = util.sh("perf script -i " .. data .. " 2>/dev/null")
-      local want = fold_perf_script(script)
-      local out, ok = util.luaperf("flame -i " .. data .. " --format folded -o - 2>/dev/null")
-      assert.is_true(ok, out)
-      local got = parse_folded_counts(out)
-      -- Every stack must match, count for count.  The one tolerated gap
-      -- is a symbolizer one: a rare startup sample in ld.so that perf
-      -- names from a zero-size NOTYPE symbol (_dl_start_user) and we show
-      -- as "[ld-linux-x86-64.so.2]"; it is printed, and held to 1%.
-      local total, off = 0, 0
-      for _, n in pairs(got) do total = total + n end
-      local want_total = 0
-      for _, n in pairs(want) do want_total = want_total + n end
-      assert.equal(want_total, total)
-      for k, n in pairs(want) do
-        if got[k] ~= n then
-          off = off + math.abs(n - (got[k] or 0))
-          io.stderr:write("\nperf only: ", k, " ", n, "\n")
-        end
-      end
-      for k, n in pairs(got) do
-        if want[k] ~= n then
-          assert.truthy(k:find(";%[ld%-linux[^%]]*%]"), "differs from perf: " .. k)
-          io.stderr:write("ours only: ", k, " ", n, "\n")
-        end
-      end
-      assert.is_true(off <= math.max(2, total / 50), "stacks differing from perf: " .. off)
+      local data = record(dir, build.name, build.flags, "1200")
+      local got, total = compare_with_perf_script(data)
       assert.is_true(total > 200, "samples: " .. total)
       if build.name == "shaped_fp" then
         -- the seed's shape: leaf_alloc under do_query is the widest path
@@ -318,8 +325,36 @@ describe("folded stacks of perf.data equal perf script's, folded the same way", 
     end)
   end
 
+  it("for a program whose threads have names of their own", function()
+    local prog = util.cc([[
+#define _GNU_SOURCE
+#include <pthread.h>
+static volatile unsigned long sink;
+__attribute__((noinline)) static void spin(long n) { for (long i = 0; i < n; i++) sink += (unsigned long)i * 7; }
+static void *worker(void *arg) { pthread_setname_np(pthread_self(), (const char *)arg); spin(100000000); return 0; }
+int main(void)
+{
+	pthread_t a, b;
+	pthread_create(&a, 0, worker, "alpha");
+	pthread_create(&b, 0, worker, "beta");
+	spin(50000000);
+	pthread_join(a, 0);
+	pthread_join(b, 0);
+	return 0;
+}
+]], "-O1 -g -fno-omit-frame-pointer -pthread", "named")
+    local data = dir .. "/named.data"
+    local out, ok = util.perf("record -q -e cpu-clock -F 999 -g -o " .. data .. " " .. prog .. " 2>&1")
+    assert.is_true(ok, out)
+    local got = compare_with_perf_script(data)
+    local roots = {}
+    for k in pairs(got) do roots[k:match("^[^;]*")] = true end
+    assert.is_true(roots.alpha and roots.beta and roots.named, "roots: " .. table.concat((function()
+      local t = {} for k in pairs(roots) do t[#t + 1] = k end return t end)(), ","))
+  end)
+
   it("writes an SVG that parses as XML, with the event and the sample count", function()
-    local data = record(dir, "shaped_svg", "-O1 -g -fno-omit-frame-pointer -fno-inline", "300")
+    local data = record(dir, "shaped_svg", "-O1 -g -fno-omit-frame-pointer -fno-inline", "600")
     local svgpath = dir .. "/out.svg"
     local out, ok = util.luaperf("flame -i " .. data .. " -o " .. svgpath)
     assert.is_true(ok, out)
@@ -354,7 +389,7 @@ int main(int argc, char **argv)
 }
 ]], "-O2 -g -fno-omit-frame-pointer", "inl")
     local data = dir .. "/inl.data"
-    local out, ok = util.perf("record -q -e cpu-clock -F 1999 -g -o " .. data .. " " .. prog .. " 300 2>&1")
+    local out, ok = util.perf("record -q -e cpu-clock -F 999 -g -o " .. data .. " " .. prog .. " 300 2>&1")
     assert.is_true(ok, out)
     -- the hottest leaf address, and its inline chain by addr2line
     local script = util.sh("perf script -i " .. data .. " -F ip,sym 2>/dev/null")
@@ -382,7 +417,7 @@ int main(int argc, char **argv)
   end)
 
   it("luaperf flame --diff of a perf.data against itself is all neutral", function()
-    local data = record(dir, "shaped_self", "-O1 -g -fno-omit-frame-pointer -fno-inline", "300")
+    local data = record(dir, "shaped_self", "-O1 -g -fno-omit-frame-pointer -fno-inline", "600")
     local svgpath = dir .. "/self.svg"
     local out, ok = util.luaperf("flame -i " .. data .. " --diff " .. data .. " -o " .. svgpath)
     assert.is_true(ok, out)
@@ -393,10 +428,11 @@ int main(int argc, char **argv)
 
   it("diff of the regression: the grown path red, the other path of leaf_hash blue", function()
     local flags = "-O1 -g -fno-omit-frame-pointer -fno-inline -DLEAF_FRAMES"
-    -- every 100 us: some 3000 samples a run, so the shrinking share of the
-    -- other path (21% -> 18%) stands well above the sampling noise
-    local before = record(dir, "shaped_before", flags, "800 0", "-c 100000")
-    local after = record(dir, "shaped_after", flags, "800 1", "-c 100000")
+    -- The seed's regression (parse_row hashing more of the row), made
+    -- large enough (64 quarters) that the other path's shrinking share
+    -- (about 15% -> 3%) stands far above the noise of ~500 samples a run.
+    local before = record(dir, "shaped_before", flags, "1500 1")
+    local after = record(dir, "shaped_after", flags, "260 64")
     local svgpath = dir .. "/diff.svg"
     local out, ok = util.luaperf("flame -i " .. after .. " --diff " .. before .. " --no-comm -o " .. svgpath)
     assert.is_true(ok, out)

@@ -216,7 +216,7 @@ local function myhook() hook_calls = hook_calls + 1 end
 debug.sethook(myhook, "", 1000000)
 local resume, wrap = coroutine.resume, coroutine.wrap
 local before = caught()
-local prof = assert(perf.luaprofile{ freq = 4999 })
+local prof = assert(perf.luaprofile{ freq = 999 })
 prof:start()
 local signo = prof:stats().signo
 local during = caught()
@@ -251,7 +251,7 @@ print("closed_err=" .. tostring(err))
     assert.are.equal("true", f.wrap, out)
     assert.are.equal("true", f.hook_kept, out)
     assert.are.equal(1000000, f.count, out)
-    assert.is_true(f.samples > 500, out)
+    assert.is_true(f.samples > 150, out)
     assert.truthy(f.closed_err:find("attempt to use a closed perf.LuaProfile", 1, true), out)
     if not is_jit then
       assert.are.equal("true", f.after_stop_hook, out)
@@ -266,7 +266,9 @@ function work() local r = burn(20000) return r end
 local f = io.open("/proc/sys/kernel/perf_event_max_sample_rate")
 local max = f and tonumber(f:read("*l")) or 10000
 if f then f:close() end
-local prof = assert(perf.luaprofile{ freq = math.min(10000, max), counters = { "page-faults" } })
+local rate = math.min(10000, max)
+print("rate=" .. rate)
+local prof = assert(perf.luaprofile{ freq = rate, counters = { "page-faults" } })
 prof:start()
 local co = coroutine.wrap(function() while true do work() coroutine.yield() end end)
 local t0 = os.clock()
@@ -285,7 +287,7 @@ print(p:folded())
     local f = fields(out)
     -- the kernel caps the rate (perf_event_max_sample_rate); most signals
     -- must still become attributed samples
-    assert.is_true(f.signals > 2000, out)
+    assert.is_true(f.signals > 0.4 * 2 * f.rate, out)
     assert.is_true(f.samples >= 0.95 * f.signals, out)
     assert.is_true(math.abs(f.work - f.ref_work) <= 10, out)
     assert.are.equal("nil", f.hook, out)

@@ -32,7 +32,7 @@ describe("pprof export", function()
     local prog = util.cc(util.read(util.root .. "/spec/progs/shaped.c"),
       "-O1 -g -fno-omit-frame-pointer -fno-inline", "shaped")
     data = dir .. "/shaped.data"
-    local out, ok = util.perf("record -q -e cpu-clock -F 1999 -g -o " .. data .. " " .. prog .. " 500 2>&1")
+    local out, ok = util.perf("record -q -e cpu-clock -F 999 -g -o " .. data .. " " .. prog .. " 1000 2>&1")
     assert(ok, out)
     list = assert(stacks.load(data))
   end)

@@ -29,7 +29,7 @@ describe("luaperf report", function()
     local prog = util.cc(util.read(util.root .. "/spec/progs/shaped.c"),
       "-O1 -g -fno-omit-frame-pointer -fno-inline", "shaped")
     data = dir .. "/shaped.data"
-    local out, ok = util.perf("record -q -e cpu-clock -F 1999 -g -o " .. data .. " " .. prog .. " 600 2>&1")
+    local out, ok = util.perf("record -q -e cpu-clock -F 999 -g -o " .. data .. " " .. prog .. " 1200 2>&1")
     assert(ok, out)
   end)
   teardown(function() util.sh("rm -rf " .. util.q(dir)) end)

@@ -209,6 +209,40 @@ describe("symbolizer", function()
     check_functions(sym, pid, dir .. "/withlib", dir .. "/withlib")
   end)
 
+  it("resolves the vdso as nm -D reads its image from the process", function()
+    if not util.is_root() then pending("needs root to read /proc/PID/mem") return end
+    local pid = run(dir .. "/pie")
+    local maps = assert(util.read("/proc/" .. pid .. "/maps"))
+    local s, e = maps:match("(%x+)%-(%x+) [^\n]*%[vdso%]")
+    if not s then pending("no [vdso] mapping") return end
+    local start, size = tonumber(s, 16), tonumber(e, 16) - tonumber(s, 16)
+    local img = dir .. "/vdso.so"
+    assert(util.sh(string.format("dd if=/proc/%d/mem of=%s bs=4096 skip=%d count=%d 2>/dev/null",
+      pid, img, math.floor(start / 4096), math.floor(size / 4096))))
+    local funcs = {}
+    for a, sz, name in util.sh("nm -D -S --defined-only " .. q(img)):gmatch("(%x+) (%x+) [Tt] (%S+)") do
+      -- nm -D adds the version ("@@LINUX_2.6"); .dynsym names have none (perf agrees).
+      funcs[#funcs + 1] = { addr = tonumber(a, 16), size = tonumber(sz, 16), name = name:gsub("@.*", "") }
+    end
+    assert.is_true(#funcs >= 4, "vdso exports too few functions")
+    local sym = perf.symbolizer()
+    assert.is_true(sym:load(pid))
+    local seen = {}
+    for _, f in ipairs(funcs) do
+      -- The vdso links at 0: its address is the mapping's start plus nm's value.
+      local r = assert(sym:resolve(pid, start + f.addr + math.floor(f.size / 2)))
+      assert.are.equal("[vdso]", r.dso)
+      assert.are.equal("vdso", r.kind)
+      assert.are.equal(math.floor(f.size / 2), r.offset)
+      seen[r.name] = true
+      local same = false
+      for _, g in ipairs(funcs) do
+        if g.addr == f.addr and g.name == r.name then same = true end
+      end
+      assert.is_true(same, r.name .. " is not at " .. f.name .. "'s address")
+    end
+  end)
+
   it("resolves C++ namespaces, templates and methods demangled as nm -C does", function()
     local pid = run(dir .. "/cxx")
     local sym = perf.symbolizer()
@@ -500,6 +534,14 @@ describe("symbolizer", function()
     assert.truthy(e:find("/proc/", 1, true))
     assert.are.equal(3, errno) -- ESRCH
     assert.has_error(function() sym:resolve("x", 1) end)
+    -- A path from a recording that is no regular file is refused, not opened
+    -- (a FIFO would block).
+    local fifo = dir .. "/fifo"
+    assert(util.sh("mkfifo " .. q(fifo)))
+    sym:feed{ type = "MMAP2", pid = 7, start = 0x400000, len = 0x1000, pgoff = 0, filename = fifo }
+    local none, why = sym:resolve(7, 0x400010)
+    assert.is_nil(none)
+    assert.truthy(why:find("fifo", 1, true), why)
   end)
 
   it("demangles C++ and Rust names as c++filt does", function()

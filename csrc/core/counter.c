@@ -103,6 +103,10 @@ int counter__open(const struct perf_event_attr *attrs, size_t n, int as_group,
 		return r;
 	}
 	c->fds = malloc(c->ncpu * n * sizeof *c->fds);
+	/* -1 before anything can fail: counter__close skips them. */
+	if (c->fds != NULL)
+		for (i = 0; i < c->ncpu * n; i++)
+			c->fds[i] = -1;
 	c->ids = calloc(n, sizeof *c->ids);
 	/* A group read: nr, enabled, running, then {value, id} per event;
 	 * a single one: value, enabled, running, id. */
@@ -112,8 +116,6 @@ int counter__open(const struct perf_event_attr *attrs, size_t n, int as_group,
 		counter__close(c);
 		return -ENOMEM;
 	}
-	for (i = 0; i < c->ncpu * n; i++)
-		c->fds[i] = -1;
 
 	for (i = 0; i < c->ncpu; i++) {
 		int leader = -1;

@@ -59,6 +59,26 @@ void dso_cache__delete(struct dso_cache *c)
 	free(c);
 }
 
+int dso__open_regular(const char *path)
+{
+	struct stat st;
+	int fd;
+
+	if (stat(path, &st) != 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -EINVAL;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return -errno;
+	/* It may have been swapped since the stat. */
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EINVAL;
+	}
+	return fd;
+}
+
 int dso__offset_to_vaddr(const struct dso *d, uint64_t off, uint64_t *vaddr)
 {
 	size_t i;
@@ -264,13 +284,13 @@ static int add_plt_symbols(struct dso *d, Elf *elf)
 
 static int file_crc(const char *path, uint32_t *crc)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = dso__open_regular(path);
 	unsigned char buf[65536];
 	uLong c = crc32(0L, Z_NULL, 0);
 	ssize_t n;
 
 	if (fd < 0)
-		return -errno;
+		return fd;
 	while ((n = read(fd, buf, sizeof(buf))) > 0)
 		c = crc32(c, buf, (uInt)n);
 	close(fd);
@@ -284,7 +304,7 @@ static int file_crc(const char *path, uint32_t *crc)
 static int debug_file_matches(const char *path, const uint8_t *bid, size_t bid_size,
 			      int by_crc, uint32_t crc)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = dso__open_regular(path);
 	Elf *elf;
 	int ok = 0;
 
@@ -404,7 +424,7 @@ static int load_elf(struct dso *d, Elf *elf)
 		}
 	}
 	if (d->debug_path != NULL) {
-		int fd = open(d->debug_path, O_RDONLY | O_CLOEXEC);
+		int fd = dso__open_regular(d->debug_path);
 		Elf *de = fd >= 0 ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
 		struct elf_info din;
 		rc = 1;
@@ -458,9 +478,9 @@ struct dso *dso_cache__get(struct dso_cache *c, const char *path,
 	Elf *elf;
 	int fd, rc;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = dso__open_regular(path);
 	if (fd < 0) {
-		*errp = -errno;
+		*errp = fd;
 		/* The file may be gone while an object with its build id is known. */
 		if (want_bid_size > 0)
 			for (d = c->head; d != NULL; d = d->next)

@@ -52,6 +52,13 @@ struct dso *dso_cache__get(struct dso_cache *c, const char *path,
 struct dso *dso_cache__vdso(struct dso_cache *c, uint32_t pid, uint64_t start,
 			    uint64_t len, int *errp);
 
+/*
+ * Opens a regular file read-only, or fails (-errno, -EINVAL for a FIFO,
+ * a device, ...): paths come from recordings and must not block or poke
+ * devices.
+ */
+int dso__open_regular(const char *path);
+
 /* File offset to the ELF's virtual address; -ENOENT when in no segment. */
 int dso__offset_to_vaddr(const struct dso *d, uint64_t off, uint64_t *vaddr);
 

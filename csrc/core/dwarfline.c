@@ -12,6 +12,7 @@
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include "dwarfline.h"
+#include "dso.h"
 #include "demangle.h"
 #include "symbolizer.h"
 
@@ -47,9 +48,9 @@ struct dwarfline *dwarfline__open(const char *path, int *errp)
 		*errp = -ENOMEM;
 		return NULL;
 	}
-	dl->fd = open(path, O_RDONLY | O_CLOEXEC);
+	dl->fd = dso__open_regular(path);
 	if (dl->fd < 0) {
-		*errp = -errno;
+		*errp = dl->fd;
 		free(dl);
 		return NULL;
 	}

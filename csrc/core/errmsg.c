@@ -186,7 +186,7 @@ static void explain_invalid(char *buf, size_t len, const struct perf_event_attr 
 		return;
 	}
 	if (attr->precise_ip > 0 && is_hw_type(attr->type) && mp >= 0 &&
-	    attr->precise_ip > mp) {
+	    (long long)attr->precise_ip > mp) {
 		add(buf, len, "precise_ip %u is above this PMU's caps/max_precise %lld: "
 			      "drop the :p modifiers (or use fewer p's)",
 		    (unsigned)attr->precise_ip, mp);

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "kallsyms.h"
+#include "dso.h"
 
 void kallsyms__init(struct kallsyms *k)
 {
@@ -132,13 +133,13 @@ next:
 
 int kallsyms__load(struct kallsyms *k, const char *path)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = dso__open_regular(path);
 	char *buf = NULL;
 	size_t len = 0, cap = 0;
 	int rc;
 
 	if (fd < 0)
-		return -errno;
+		return fd;
 	/* procfs reports size 0: read until EOF. */
 	for (;;) {
 		ssize_t n;

@@ -31,17 +31,23 @@ struct tcur {
 };
 
 __attribute__((format(printf, 2, 3)))
-static int tfail(struct tcur *c, const char *fmt, ...)
+static void tseterr(struct tcur *c, const char *fmt, ...)
 {
 	va_list ap;
-	if (c->err && c->errlen) {
-		int n = snprintf(c->err, c->errlen, "tracing data at +%zu: ", c->off);
-		va_start(ap, fmt);
-		if (n >= 0 && (size_t)n < c->errlen)
-			vsnprintf(c->err + n, c->errlen - (size_t)n, fmt, ap);
-		va_end(ap);
-	}
-	return -EINVAL;
+	int n;
+
+	if (!c->err || !c->errlen)
+		return;
+	n = snprintf(c->err, c->errlen, "tracing data at +%zu: ", c->off);
+	if (n < 0 || (size_t)n >= c->errlen)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(c->err + n, c->errlen - (size_t)n, fmt, ap);
+	va_end(ap);
+}
+
+/* Sets the message and evaluates to -EINVAL. */
+#define tfail(c, ...) (tseterr((c), __VA_ARGS__), -EINVAL)	return -EINVAL;
 }
 
 static int take(struct tcur *c, size_t n, const uint8_t **out, const char *what)
@@ -148,9 +154,11 @@ static int parse(struct tracefmt *tf, struct tcur *c)
 		return e;
 	tep_parse_header_page(tf->tep, blob, len, long_size);
 	free(blob);
+	blob = NULL;
 	if ((e = expect_tag(c, "header_event")) || (e = tblob(c, &blob, &len, "header_event")))
 		return e;
 	free(blob);
+	blob = NULL;
 
 	/* ftrace's own formats: parsed as system "ftrace". */
 	if ((e = t32(c, &n, "ftrace format count")))
@@ -160,6 +168,7 @@ static int parse(struct tracefmt *tf, struct tcur *c)
 			return e;
 		tep_parse_event(tf->tep, blob, len, "ftrace");
 		free(blob);
+		blob = NULL;
 	}
 	if ((e = t32(c, &nsys, "system count")))
 		return e;
@@ -172,6 +181,7 @@ static int parse(struct tracefmt *tf, struct tcur *c)
 			/* A format libtraceevent cannot parse leaves that event undecoded. */
 			tep_parse_event(tf->tep, blob, len, sys);
 			free(blob);
+			blob = NULL;
 		}
 	}
 	/* kallsyms, printk formats and saved cmdlines follow: not needed for fields. */

@@ -428,7 +428,7 @@ static int sym_map(lua_State *L)
 	struct sym_map m;
 	static const char digits[] = "0123456789abcdef";
 	char h[41];
-	unsigned i;
+	size_t i;
 
 	if (symbolizer__find_map(u->s, pid, addr, &m) < 0) {
 		char buf[96];

@@ -153,7 +153,7 @@ function M.parse(text, opts)
       total = total + count
     end
   end
-  list.meta = { event = opts.event, samples = total, lost = 0, throttled = 0 }
+  list.meta = { event = opts.event, samples = total, period = total, lost = 0, throttled = 0 }
   return list
 end
 

@@ -239,13 +239,14 @@ function M.from_records(src, sym, opts)
         e.period = e.period + period
       else
         e = { addrs = addrs, kernel = nk, count = 1, period = period, pid = rec.pid,
-          tid = rec.tid, cpu = rec.cpu, time = rec.time, comm = comms[rec.pid], event = rec.event }
+          tid = rec.tid, cpu = rec.cpu, time = rec.time, comm = comms[rec.tid] or comms[rec.pid],
+          event = rec.event }
         ents[#ents + 1] = e
         index[key] = e
       end
       last, lastkey = e, key
     else
-      if t == "COMM" then comms[rec.pid] = rec.comm end
+      if t == "COMM" then comms[rec.tid or rec.pid] = rec.comm end
       if sym and feeds[t] then sym:feed(rec) end
       if t == "LOST" then lost = lost + (tonumber(rec.lost) or 0)
       elseif t == "LOST_SAMPLES" then lost = lost + (tonumber(rec.lost) or 0)
@@ -352,18 +353,19 @@ function M.from_perf_data(path, opts)
       if ta ~= tb then return ta < tb end
       return a[2] < b[2]
     end)
+    -- a thread's name (COMM) is per tid, as perf script shows it
     local comms = {}
     for _, m in ipairs(maps) do
       local rec = m[1]
       if sym then sym:feed(rec) end
-      if rec.type == "COMM" then comms[rec.pid] = rec.comm end
+      if rec.type == "COMM" then comms[rec.tid or rec.pid] = rec.comm end
     end
     -- Counting needs no order; the commands come from the ordered maps.
     local p, perr = f:profile()
     if not p then f:close(); return nil, perr end
     list = M.from_profile(p, sym, opts)
     for _, st in ipairs(list) do
-      if st.pid and comms[st.pid] then st.comm = comms[st.pid] end
+      st.comm = comms[st.tid] or comms[st.pid] or st.comm
     end
     if p.close then p:close() end
   end

@@ -12,7 +12,8 @@ usage: luaperf flame [-i perf.data|file.folded] [-o out.svg | -o -] [options]
   --flamechart        x axis = time, stacks not merged
   --diff BASE         differential against BASE (same kinds of input): widths
                       from -i, colour red = grew, blue = shrank after
-                      normalising BASE to the same total
+                      normalising BASE to the same total (add --no-comm
+                      when the two runs' command names differ)
   --negate            with --diff: widths from BASE instead
   --weight W          samples (default) or period
   --annotate          folded: add _[k] (kernel), _[j] (JIT), _[i] (inlined)
