@@ -114,8 +114,11 @@ test-asan:
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	sh spec/run.sh $(SPECS)
 
-# A representative part: memcheck makes the whole suite too slow for CI.
-VALGRIND_SPECS ?= spec/module_spec.lua
+# A representative part (about 2.5 minutes): memcheck makes the whole suite
+# too slow for CI.  Counters, sessions and their rings, records, the
+# luaprofile signal path, and the fault and leak cycles of faults_spec.
+VALGRIND_SPECS ?= spec/module_spec.lua spec/counter_spec.lua spec/session_spec.lua \
+                  spec/record_spec.lua spec/luaprofile_spec.lua spec/faults_spec.lua
 test-valgrind: all progs
 	LUAPERF_ONLY=lua5.4 LUAPERF_VALGRIND=1 sh spec/run.sh $(or $(SPECS),$(VALGRIND_SPECS))
 

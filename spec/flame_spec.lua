@@ -353,6 +353,65 @@ int main(void)
       local t = {} for k in pairs(roots) do t[#t + 1] = k end return t end)(), ","))
   end)
 
+  it("for a C++ program: names without parameters or return types, as perf prints them", function()
+    local cxx = dir .. "/cxx.cpp"
+    util.write(cxx, [[
+#include <cstdlib>
+#include <vector>
+static volatile unsigned long sink;
+namespace shop {
+struct Basket {
+	std::vector<long> items;
+	__attribute__((noinline)) unsigned long total(int k) const
+	{
+		unsigned long t = 0;
+		for (long r = 0; r < 2000; r++)
+			for (long x : items) t += (unsigned long)(x * k + r);
+		return t;
+	}
+};
+template <typename T> __attribute__((noinline)) T twice(T v)
+{
+	T s = 0;
+	for (long i = 0; i < 3000000; i++) s += v + (T)i;
+	return s;
+}
+struct Op {
+	__attribute__((noinline)) unsigned long operator()(long n) const
+	{
+		unsigned long h = 1;
+		for (long i = 0; i < n; i++) h = h * 33 + (unsigned long)i;
+		return h;
+	}
+};
+}
+int main(int argc, char **argv)
+{
+	long rounds = argc > 1 ? atol(argv[1]) : 60;
+	shop::Basket b;
+	for (long i = 0; i < 1000; i++) b.items.push_back(i);
+	for (long r = 0; r < rounds; r++) {
+		sink += b.total((int)r);
+		sink += (unsigned long)shop::twice<long>(r);
+		sink += shop::Op()(3000000);
+	}
+	return 0;
+}
+]])
+    local prog = dir .. "/cxx"
+    local out, ok = util.sh("g++ -O1 -g -fno-omit-frame-pointer -o " .. prog .. " " .. cxx)
+    assert.is_true(ok, out)
+    local data = dir .. "/cxx.data"
+    out, ok = util.perf("record -q -e cpu-clock -F 999 -g -o " .. data .. " " .. prog .. " 60 2>&1")
+    assert.is_true(ok, out)
+    local got = compare_with_perf_script(data)
+    local names = {}
+    for k in pairs(got) do for f in k:gmatch("[^;]+") do names[f] = true end end
+    assert.is_true(names["shop::Basket::total"] and names["shop::twice<long>"] and
+      names["shop::Op::operator()"], "names seen: " .. table.concat((function()
+        local t = {} for k in pairs(names) do t[#t + 1] = k end return t end)(), ", "))
+  end)
+
   it("writes an SVG that parses as XML, with the event and the sample count", function()
     local data = record(dir, "shaped_svg", "-O1 -g -fno-omit-frame-pointer -fno-inline", "600")
     local svgpath = dir .. "/out.svg"

@@ -199,6 +199,25 @@ print("task_clock_ms=" .. tc / 1e6)
     assert.is_true(f.task_clock_ms > 1000 and f.task_clock_ms < 2500, out)
   end)
 
+  it("samples on another event (page-faults every 100 faults)", function()
+    local out = run("faults", prelude .. [[
+function faulty() local n = 0 for i = 1, 4 do n = n + #string.rep("x", 4 * 1024 * 1024) end return n end
+function busy() local r = burn(300000) return r end
+local prof = assert(perf.luaprofile{ event = "page-faults", period = 100 })
+collectgarbage("stop")
+prof:start()
+for i = 1, 10 do faulty() busy() collectgarbage("collect") end
+local p = prof:stop()
+prof:close()
+print("samples=" .. p:total(), "faulty=" .. share(p, "^%[Lua%] faulty "), "busy=" .. share(p, "^%[Lua%] busy "))
+]])
+    local f = fields(out)
+    -- 10 x 16 MiB of fresh pages: ~40960 faults, one sample per 100
+    assert.is_true(f.samples > 200 and f.samples < 1000, out)
+    assert.is_true(f.faulty > 90, out)
+    assert.is_true(f.busy < 5, out)
+  end)
+
   it("restores the previous hook, coroutine functions and signal dispositions", function()
     local out = run("restore", prelude .. [[
 local function caught()

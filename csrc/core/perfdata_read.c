@@ -517,7 +517,7 @@ static int setup(struct perfdata *pd, const struct perfdata_opts *opts)
 	if (!pd->opts.max_queue)
 		pd->opts.max_queue = DEFAULT_MAX_QUEUE;
 	pd->info.file_size = pd->len;
-	if (pd->len < 16)
+	if (!pd->buf || pd->len < 16)
 		return perfdata__fail(pd, "offset 0: %zu bytes, expected a perf.data header (at least 16 bytes)", pd->len);
 	magic = rd64(pd->buf);
 	if (magic == PERF_MAGIC2_SWAPPED)
@@ -662,6 +662,7 @@ int perfdata__open(const char *path, const struct perfdata_opts *opts,
 	}
 	return finish_open(pd, e, out, err, errlen);
 }
+
 void perfdata__close(struct perfdata *pd)
 {
 	size_t i;

@@ -33,22 +33,18 @@ struct tcur {
 __attribute__((format(printf, 2, 3)))
 static void tseterr(struct tcur *c, const char *fmt, ...)
 {
+	char msg[256];
 	va_list ap;
-	int n;
 
-	if (!c->err || !c->errlen)
-		return;
-	n = snprintf(c->err, c->errlen, "tracing data at +%zu: ", c->off);
-	if (n < 0 || (size_t)n >= c->errlen)
-		return;
 	va_start(ap, fmt);
-	vsnprintf(c->err + n, c->errlen - (size_t)n, fmt, ap);
+	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
+	if (c->err && c->errlen)
+		snprintf(c->err, c->errlen, "tracing data at +%zu: %s", c->off, msg);
 }
 
 /* Sets the message and evaluates to -EINVAL. */
-#define tfail(c, ...) (tseterr((c), __VA_ARGS__), -EINVAL)	return -EINVAL;
-}
+#define tfail(c, ...) (tseterr((c), __VA_ARGS__), -EINVAL)
 
 static int take(struct tcur *c, size_t n, const uint8_t **out, const char *what)
 {

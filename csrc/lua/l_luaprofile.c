@@ -1214,7 +1214,12 @@ static int lp_new(lua_State *L)
 		p->fixed_period = 1000000000ULL / o->attr.sample_freq;
 	p->native = lperf_optfield_bool(L, 1, "native", 1);
 	p->vmstate_frames = lperf_optfield_bool(L, 1, "vmstate", 1);
-	o->attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_PERIOD;
+	o->attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID;
+	/* Only in frequency mode: with a fixed period, a software event that
+	 * records PERIOD samples every single event (the kernel's
+	 * perf_swevent_event takes period = nr), whatever the period. */
+	if (o->attr.freq)
+		o->attr.sample_type |= PERF_SAMPLE_PERIOD;
 	if (p->native) {
 		o->attr.sample_type |= PERF_SAMPLE_CALLCHAIN;
 		o->attr.exclude_callchain_kernel = 1;

@@ -6,7 +6,8 @@
 --            { frames = { frame, ... root first }, count=, period=,
 --              comm=, pid=, tid=, cpu=, time= }, ... }
 --   frame = { name=, dso=, kind="user"|"kernel"|"jit"|"inline"|"lua",
---             file=, line=, addr=, build_id= }
+--             file=, line=, addr=, build_id=, full_name= (C++: with the
+--             parameters that name, as perf prints it, leaves out) }
 --
 -- Each unique (address space, address) is resolved once and its frame table
 -- is shared by every stack that holds it, so renderers can key on frames.
@@ -60,13 +61,65 @@ end
 local kind_names = { user = "user", kernel = "kernel", jit = "jit", vdso = "user",
   inline = "inline", lua = "lua" }
 
+-- A demangled C++ name without its parameter list (and the qualifiers
+-- after it, and a template function's return type), as perf report and
+-- perf script print symbols: "ns::C::f(int) const" -> "ns::C::f",
+-- "S::operator()(int)" -> "S::operator()".
+local function drop_params(name)
+  local tail = name:match("%)([%w%s&]*)$")
+  if not tail then return name end
+  local depth = 0
+  for i = #name - #tail, 1, -1 do
+    local c = name:byte(i)
+    if c == 41 then -- ')'
+      depth = depth + 1
+    elseif c == 40 then -- '('
+      depth = depth - 1
+      if depth == 0 then
+        if i == 1 then return name end
+        return name:sub(1, i - 1)
+      end
+    end
+  end
+  return name
+end
+
+-- A template function's name comes after its return type: the text up to
+-- the last space outside <...>, (...) and [...] ("T<int> ns::f<int>").
+local function drop_return_type(name)
+  if name:sub(-1) ~= ">" or name:find("operator", 1, true) then return name end
+  local depth, cut = 0, nil
+  for i = 1, #name do
+    local c = name:byte(i)
+    if c == 60 or c == 40 or c == 91 then depth = depth + 1      -- < ( [
+    elseif c == 62 or c == 41 or c == 93 then depth = depth - 1  -- > ) ]
+    elseif c == 32 and depth == 0 then cut = i end
+  end
+  if cut then return name:sub(cut + 1) end
+  return name
+end
+
+function M.short_name(name)
+  return drop_return_type(drop_params(name))
+end
+
+local function is_anon(dso)
+  return dso ~= nil and (dso == "//anon" or dso:sub(1, 9) == "/dev/zero" or
+    dso:sub(1, 14) == "/anon_hugepage")
+end
+
 -- The frame of one address: r is what sym:resolve returned, or nil.
+-- C++ names are shortened as perf prints them; full_name keeps the whole.
 local function make_frame(r, addr, is_kernel)
   local kind = is_kernel and "kernel" or "user"
   if r and r.kind then kind = kind_names[r.kind] or kind end
   local f = { addr = addr, kind = kind }
   if r then
     f.name = r.name
+    if r.name and type(r.mangled) == "string" and r.mangled:sub(1, 2) == "_Z" then
+      f.name = M.short_name(r.name)
+      f.full_name = r.name
+    end
     f.dso = r.dso
     f.file = r.file
     f.line = r.line
@@ -113,7 +166,15 @@ function M.build(entries, resolver, opts)
     for i, a in ipairs(sp.addrs) do
       local r = results[i] or nil
       local f = make_frame(r, a, sp.kernel)
-      if not r and resolver and resolver.dso then f.dso = resolver.dso(sp.pid, a) end
+      if not r and resolver and resolver.dso then
+        f.dso = resolver.dso(sp.pid, a)
+        -- anonymous executable memory is JIT code: perf names it after the
+        -- map file it would read (/tmp/perf-PID.map), even when there is none
+        if not sp.kernel and is_anon(f.dso) then
+          f.dso = "/tmp/perf-" .. tostring(sp.pid) .. ".map"
+          f.kind = "jit"
+        end
+      end
       local fr = { f }
       if opts.inline and r and r.inlined and #r.inlined > 0 then
         -- innermost first, as addr2line -i: the last entry is the function
