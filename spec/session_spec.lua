@@ -473,3 +473,23 @@ describe("session callchain dwarf", function()
     assert.is_true(fdeep / ftotal < 0.5, ("fp deep %d/%d"):format(fdeep, ftotal))
   end)
 end)
+
+-- A session's profile is symbolized after its command has exited: the
+-- session feeds its own symbolizer with the MMAP2/COMM records it drains.
+describe("session symbolizer", function()
+  it("names the functions of an exited command", function()
+    local prog = util.root .. "/build/progs/shaped"
+    local s = assert(perf.session{ events = { "cpu-clock:u" }, freq = 999,
+      callchain = "fp", cmd = { prog, "300" } })
+    assert(s:start())
+    repeat local _, done = s:poll(50); s:profile() until done
+    local p = s:profile()
+    assert.is_not_nil(p:symbolizer())
+    local top = p:top{ by = "sym", n = 50, children = true }
+    local names = {}
+    for _, row in ipairs(top) do names[row.sym] = true end
+    assert.is_true(names["server_loop"] ~= nil and names["main"] ~= nil,
+      "top lacks server_loop/main")
+    s:close()
+  end)
+end)

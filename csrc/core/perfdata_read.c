@@ -325,7 +325,7 @@ static int rec_header(struct perfdata *pd, const uint8_t *base, uint64_t off, ui
 	return 0;
 }
 
-/* Bytes a user record takes in the stream (TRACING_DATA carries its payload after it). */
+/* Bytes a user record takes in the stream (TRACING_DATA and AUXTRACE carry a payload after it). */
 static int user_extent(struct perfdata *pd, const struct perf_event_header *h, uint64_t off,
 		       uint64_t *extent)
 {
@@ -340,6 +340,18 @@ static int user_extent(struct perfdata *pd, const struct perf_event_header *h, u
 			return perfdata__fail(pd, "offset %llu: tracing data of %u bytes runs past the end",
 				     (unsigned long long)off, sz);
 		*extent = h->size + (uint64_t)sz;
+	} else if (h->type == REC_AUXTRACE) {
+		/* { header; u64 size; offset, reference; u32 idx, tid, cpu, pad }
+		 * then size bytes of AUX data, skipped whole */
+		uint64_t sz;
+		if (h->size < 16)
+			return perfdata__fail(pd, "offset %llu: AUXTRACE record of %u bytes, expected at least 16",
+				     (unsigned long long)off, h->size);
+		sz = rd64(pd->buf + off + 8);
+		if (!in_bounds(off + h->size, sz, pd->end))
+			return perfdata__fail(pd, "offset %llu: AUXTRACE data of %llu bytes runs past the end",
+				     (unsigned long long)off, (unsigned long long)sz);
+		*extent = h->size + sz;
 	}
 	return 0;
 }

@@ -228,7 +228,7 @@ static int open_counter(lua_State *L, int ud, int first, size_t n, int group,
 static struct lcounter *new_lcounter(lua_State *L, size_t n, int group)
 {
 	size_t head = (sizeof(struct lcounter) + 15) & ~(size_t)15;
-	size_t sz = head + n * (sizeof(struct counter_value) + 2 * EVSPEC_NAME_MAX);
+	size_t sz = head + n * (sizeof(struct counter_value) + (size_t)2 * EVSPEC_NAME_MAX);
 	struct lcounter *lc = lua_newuserdatauv(L, sz, 0);
 	char *p = (char *)lc + head;
 

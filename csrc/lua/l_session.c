@@ -35,10 +35,12 @@ struct lsession {
 	struct session *s;
 	int profile_ref;          /* registry ref of its Profile, or LUA_NOREF */
 	uint64_t *rec;            /* the record handed to Lua, copied out of the ring */
-	pid_t pid;                /* the pid target (0: this process), for DWARF maps */
+	pid_t pid;                /* the pid target (0: this process; -1: none) */
+	/* The perf.symbolizer fed by the records that enter the profile, so
+	 * the profile can be symbolized after its processes are gone. */
+	int sym_ref;
 	/* DWARF sessions: samples are unwound as they enter the profile. */
 	struct unwinder *unw;
-	struct symbolizer *usym;
 };
 
 struct filter {
@@ -71,8 +73,10 @@ static int s_close(lua_State *L)
 	ls->s = NULL;
 	unwinder__delete(ls->unw);
 	ls->unw = NULL;
-	symbolizer__delete(ls->usym);
-	ls->usym = NULL;
+	if (ls->sym_ref != LUA_NOREF) {
+		luaL_unref(L, LUA_REGISTRYINDEX, ls->sym_ref);
+		ls->sym_ref = LUA_NOREF;
+	}
 	free(ls->rec);
 	ls->rec = NULL;
 	if (ls->profile_ref != LUA_NOREF) {
@@ -290,7 +294,7 @@ static int s_new(lua_State *L)
 	ls->profile_ref = LUA_NOREF;
 	ls->pid = o.argv || o.tids ? -1 : o.pid;
 	ls->unw = NULL;
-	ls->usym = NULL;
+	ls->sym_ref = LUA_NOREF;
 	luaL_setmetatable(L, SESSION);
 	ls->rec = malloc(65536);
 	if (!ls->rec)
@@ -545,21 +549,64 @@ static int s_records(lua_State *L)
 
 /* ---- profile ---- */
 
+struct profile_feed {
+	struct stacktab *st;
+	const struct evtab *t;
+	struct unwinder *unw;
+	struct symbolizer *sym;   /* NULL when the user closed it */
+};
+
 static int add_rec(void *arg, const struct record *r)
 {
-	void **a = arg;
-	struct lsession *ls = a[2];
+	struct profile_feed *f = arg;
 
-	if (ls->unw)
-		return unwind__add_record(ls->unw, ls->usym, a[0], r, a[1], NULL) ? -1 : 0;
-	return stacktab__add_record(a[0], r, a[1]) ? -1 : 0;
+	if (f->unw && f->sym)  /* feeds the symbolizer itself */
+		return unwind__add_record(f->unw, f->sym, f->st, r, f->t, NULL) ? -1 : 0;
+	switch (r->type) {
+	case PERF_RECORD_MMAP: case PERF_RECORD_MMAP2: case PERF_RECORD_COMM:
+	case PERF_RECORD_FORK: case PERF_RECORD_EXIT:
+		if (f->sym)
+			symbolizer__feed(f->sym, r);
+		break;
+	default:
+		break;
+	}
+	return stacktab__add_record(f->st, r, f->t) ? -1 : 0;
 }
 
 /*
- * A session with DWARF events needs an unwinder and the maps of the
- * processes it samples: the records bring new maps, /proc brings the ones
- * that existed before the session (a pid target).
+ * Pushes the session's symbolizer, made on first use: the maps of a pid
+ * target come from /proc (they existed before the session), the others
+ * from the records.  Returns its core object, NULL if the user closed it.
  */
+static struct symbolizer *push_symbolizer(lua_State *L, struct lsession *ls)
+{
+	struct symbolizer *sym;
+
+	if (ls->sym_ref != LUA_NOREF) {
+		lua_rawgeti(L, LUA_REGISTRYINDEX, ls->sym_ref);
+		return lperf_tosymbolizer(L, -1);
+	}
+	sym = lperf_newsymbolizer(L);
+	if (sym == NULL)
+		return NULL;
+	if (ls->pid >= 0)
+		symbolizer__load_proc(sym, (uint32_t)(ls->pid ? ls->pid : getpid()));
+	lua_pushvalue(L, -1);
+	ls->sym_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+	return sym;
+}
+
+static int s_symbolizer(lua_State *L)
+{
+	struct lsession *ls = check(L);
+
+	if (push_symbolizer(L, ls) == NULL && ls->sym_ref == LUA_NOREF)
+		return lperf_fail(L, "cannot create a symbolizer: out of memory", ENOMEM);
+	return 1;
+}
+
+/* A session with DWARF events unwinds its samples as they enter the profile. */
 static int dwarf_setup(struct lsession *ls)
 {
 	const struct evtab *t = session__evtab(ls->s);
@@ -569,27 +616,19 @@ static int dwarf_setup(struct lsession *ls)
 		wants |= unwind__wants(evtab__attr(t, i));
 	if (!wants || ls->unw)
 		return 0;
-	ls->usym = symbolizer__new();
-	if (!ls->usym || unwinder__new(&ls->unw)) {
-		symbolizer__delete(ls->usym);
-		ls->usym = NULL;
-		ls->unw = NULL;
-		return -ENOMEM;
-	}
-	if (ls->pid >= 0)
-		symbolizer__load_proc(ls->usym, (uint32_t)(ls->pid ? ls->pid : getpid()));
-	return 0;
+	return unwinder__new(&ls->unw);
 }
 
 static int s_profile(lua_State *L)
 {
 	struct lsession *ls = check(L);
-	struct stacktab *st;
-	void *arg[3];
+	struct profile_feed feed;
 	int rc;
 
 	if (dwarf_setup(ls))
 		return lperf_fail(L, "out of memory", ENOMEM);
+	feed.sym = push_symbolizer(L, ls);
+	lua_pop(L, 1);  /* the registry keeps it */
 	if (ls->profile_ref == LUA_NOREF) {
 		struct stacktab **slot = lperf_newprofile(L);
 		*slot = stacktab__new();
@@ -598,11 +637,10 @@ static int s_profile(lua_State *L)
 		ls->profile_ref = luaL_ref(L, LUA_REGISTRYINDEX);
 	}
 	lua_rawgeti(L, LUA_REGISTRYINDEX, ls->profile_ref);
-	st = lperf_checkprofile(L, -1);
-	arg[0] = st;
-	arg[1] = (void *)session__evtab(ls->s);
-	arg[2] = ls;
-	rc = session__drain(ls->s, add_rec, arg);
+	feed.st = lperf_checkprofile(L, -1);
+	feed.t = session__evtab(ls->s);
+	feed.unw = ls->unw;
+	rc = session__drain(ls->s, add_rec, &feed);
 	if (rc < 0)
 		return lperf_fail(L, session__last_error(ls->s) ? session__last_error(ls->s)
 				  : "draining the session failed", -rc);
@@ -693,6 +731,7 @@ static const luaL_Reg methods[] = {
 	{ "events", s_events },
 	{ "records", s_records },
 	{ "profile", s_profile },
+	{ "symbolizer", s_symbolizer },
 	{ "snapshot", s_snapshot },
 	{ "close", s_close },
 	{ NULL, NULL },

@@ -471,6 +471,13 @@ static int l_demangle(lua_State *L)
 	return 1;
 }
 
+struct symbolizer *lperf_newsymbolizer(lua_State *L)
+{
+	lua_pushcfunction(L, sym_new);
+	lua_call(L, 0, 1);
+	return lperf_tosymbolizer(L, -1);
+}
+
 struct symbolizer *lperf_tosymbolizer(lua_State *L, int idx)
 {
 	struct lsym *u = luaL_testudata(L, idx, SYMBOLIZER_MT);

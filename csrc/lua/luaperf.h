@@ -38,6 +38,8 @@ struct evspec;
 void lperf_push_evspec(lua_State *L, const struct evspec *ev);
 void lperf_open_symbolizer(lua_State *L);
 struct symbolizer *lperf_tosymbolizer(lua_State *L, int idx); /* NULL unless an open perf.symbolizer */
+/* Pushes a new perf.symbolizer; returns its core object (NULL: out of memory). */
+struct symbolizer *lperf_newsymbolizer(lua_State *L);
 
 void lperf_open_zlib(lua_State *L);
 void lperf_open_luaprofile(lua_State *L);

@@ -13,6 +13,7 @@ perf.core = core
 
 -- Lua-side parts, each in its own file; each gets the module to extend.
 local parts = {
+  "session",
   "report",
   "stat",
   "stat_report",

@@ -286,9 +286,13 @@ function M.callgraph(list, row, opts)
   return root
 end
 
--- A symbolizer for a live profile: /proc/PID/maps of each of its pids.
+-- A symbolizer for a live profile: the session's own, else /proc/PID/maps
+-- of each of its pids.
 local function live_symbolizer(perf, p)
   if not perf.symbolizer then return nil end
+  -- a session's profile comes with the symbolizer its records fed
+  local fed = p.symbolizer and p:symbolizer()
+  if fed then return fed end
   local sym = perf.symbolizer()
   local seen = {}
   for e in p:stacks() do
