@@ -1,7 +1,10 @@
 -- Soak (issue 9): sampling at the machine's maximum rate, with inherit, over
 -- a workload that forks and execs without pause, for SECS seconds.
 --
---   lua5.4 bench/soak.lua SECS [RSS_EVERY_S]
+--   lua5.4 bench/soak.lua SECS [RSS_EVERY_S [PAGES]]
+--
+-- PAGES (ring data pages, default perf's) small, e.g. 1, makes the kernel
+-- drop records, to check that the losses are all accounted for.
 --
 -- Every record goes through s:records() into Lua (the decoder and the
 -- push path run for each one).  Checked at the end:
@@ -17,6 +20,7 @@ local perf = require "perf"
 
 local secs = tonumber(arg[1]) or 600
 local every = tonumber(arg[2]) or 5
+local pages = tonumber(arg[3])
 local here = arg[0]:match("^(.*)/bench/[^/]*$") or "."
 local forker = here .. "/build/progs/forker"
 
@@ -47,7 +51,7 @@ local function nfds()
 end
 
 local rate0 = sysctl("perf_event_max_sample_rate") or 1000
-local s = assert(perf.session{ events = { "cpu-clock" }, freq = rate0, inherit = true,
+local s = assert(perf.session{ events = { "cpu-clock" }, freq = rate0, inherit = true, pages = pages,
   cmd = { forker, "loop", tostring(secs) } })
 -- The reference for the expected sample count: the workload tree's CPU time.
 local clock = assert(perf.counter("task-clock", { pid = s:pid(), inherit = true }))
@@ -129,8 +133,8 @@ check(seen.lost_records == st.lost_records, "LOST records " .. seen.lost_records
 check(growth <= 1024, "RSS grew " .. growth .. " KiB after warm-up")
 check(rss[#rss].fds == rss[1].fds, "fds " .. rss[1].fds .. " -> " .. rss[#rss].fds)
 
-print(string.format("soak: %d s at %d Hz (max_sample_rate %d -> %s), inherit, forker loop",
-  secs, rate0, rate0, tostring(rate1)))
+print(string.format("soak: %d s at %d Hz (max_sample_rate %d -> %s), inherit, forker loop, %s",
+  secs, rate0, rate0, tostring(rate1), pages and (pages .. "-page rings") or "default rings"))
 print(string.format("  elapsed %.1f s; workload task-clock %.2f s; forks %d, execs (COMM) %d, exits %d",
   elapsed, (tonumber(task.value) or 0) / 1e9, seen.fork, seen.comm, seen.exit))
 print(string.format("  records %d (%.0f/s); samples %d; lost %d in %d LOST records; throttled %d, unthrottled %d",
