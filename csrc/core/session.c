@@ -142,6 +142,9 @@ static void fill_attr(struct perf_event_attr *a, const struct evspec *es,
 		if (!o->sample_regs_user)
 			a->sample_regs_user = 0xff0fffULL;  /* x86-64 GPRs, no segment regs */
 		a->sample_stack_user = o->stack_size ? o->stack_size : 8192;
+		/* As perf: data mappings too, so perf's own unwinder can read
+		 * variables the CFI refers to. */
+		a->mmap_data = 1;
 		break;
 	case SESSION_CALLCHAIN_LBR:
 		st |= PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_BRANCH_STACK;
@@ -170,12 +173,19 @@ static void fill_attr(struct perf_event_attr *a, const struct evspec *es,
 		if (idx == 0)
 			st |= PERF_SAMPLE_READ;
 	}
+	/* A tracepoint's payload is its reason to be sampled. */
+	if (a->type == PERF_TYPE_TRACEPOINT)
+		st |= PERF_SAMPLE_RAW;
 	a->sample_type = st;
 	if (member) {
 		a->sample_period = 0;  /* counted, read with the leader's samples */
 		a->freq = 0;
 	} else if (!es->has_period) {
-		if (o->period) {
+		if (a->type == PERF_TYPE_TRACEPOINT && !o->period) {
+			/* As perf: every hit of a tracepoint, not a frequency. */
+			a->sample_period = 1;
+			a->freq = 0;
+		} else if (o->period) {
 			a->sample_period = o->period;
 			a->freq = 0;
 		} else {

@@ -34,11 +34,15 @@ function M.main(argv)
   end
   local known = false
   for _, c in ipairs(commands) do if c[1] == name then known = true end end
-  local ok, cmd = pcall(require, "perf.cli." .. name)
-  if not known or not ok then
-    if known then io.stderr:write(tostring(cmd), "\n") end
+  local ok, cmd
+  if known then ok, cmd = pcall(require, "perf.cli." .. name) end
+  if not known then
     io.stderr:write("luaperf: unknown command '", name, "'\n")
     usage(io.stderr)
+    return 1
+  end
+  if not ok then
+    io.stderr:write("luaperf ", name, ": ", tostring(cmd), "\n")
     return 1
   end
   local status = cmd(args)

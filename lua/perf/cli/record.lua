@@ -102,16 +102,8 @@ local function parse(args)
   return o
 end
 
--- "sys:name" (no PMU slashes): a tracepoint, whose payload is the point.
-local function is_tracepoint(ev)
-  return ev:match("^[%w_]+:[%w_*]+") ~= nil and not ev:find("/", 1, true)
-end
-
 local function open_session(o, events)
-  local tracepoints, others = 0, 0
-  for _, ev in ipairs(events) do
-    if is_tracepoint(ev) then tracepoints = tracepoints + 1 else others = others + 1 end
-  end
+  -- tracepoints get their raw payload and every hit from the session
   local opts = {
     events = events,
     freq = o.freq, period = o.period,
@@ -122,12 +114,6 @@ local function open_session(o, events)
     -- system-wide sessions do not run the command: run() starts it itself
     cmd = not (o.all or o.cpus) and o.cmd or nil,
   }
-  if tracepoints > 0 then
-    -- as perf: tracepoint samples carry their raw payload, and sample every
-    -- hit unless a rate was given
-    opts.sample = { "raw" }
-    if others == 0 and not o.freq and not o.period then opts.period = 1 end
-  end
   if not opts.freq and not opts.period then opts.freq = 4000 end
   if o.pid then opts.pid = o.pid
   elseif o.all or o.cpus then opts.pid = -1; opts.cpus = o.cpus end
