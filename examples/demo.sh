@@ -9,14 +9,8 @@ prog=build/progs/shaped
 [ -x "$prog" ] || { echo "demo: $prog is missing: run make progs" >&2; exit 1; }
 
 echo "== recording $prog with call chains (about one second)"
-# luaperf record writes a perf.data that perf reads too; perf record is the
-# fallback while this build has no record command.
-if bin/luaperf record -h >/dev/null 2>&1; then
-    bin/luaperf record -F 999 -g -o "$data" -- "$prog" 3000
-else
-    perf record -q -e cpu-clock -F 999 -g -o "$data" "$prog" 3000
-fi
-
+# luaperf record writes a perf.data that perf reads too.
+bin/luaperf record -F 999 -g -o "$data" -- "$prog" 3000
 echo
 echo "== top functions (self), as perf report --no-children shows them"
 bin/luaperf report -i "$data" --no-children --sort sym -n 10
