@@ -10,7 +10,17 @@
  *                         user-space records); applied in C
  *   f:scan()              decodes every record in C: counts per type and
  *                         per event, lost totals (no Lua per record)
- *   f:profile()           a profile (stack table) aggregated in C
+ *   f:profile{...}        a profile (stack table) aggregated in C, and
+ *                         { dwarf=, unwound=, truncated=, failed= }: samples
+ *                         of DWARF events (perf record --call-graph dwarf)
+ *                         get their user stacks unwound (unwind.h), in time
+ *                         order even when the file was opened unordered.
+ *                         opts: symbolizer = a perf.symbolizer fed with the
+ *                         maps records (so a report needs no second pass),
+ *                         comms = a table filled with tid -> comm,
+ *                         mark_truncated = true: an unwind that ran off the
+ *                         captured stack ends (at its root) with the address
+ *                         perf.core.UNWIND_TRUNCATED_ADDR
  *   f:trace_text(raw)     a tracepoint payload printed by its format
  *   f:close()
  *
@@ -42,6 +52,8 @@
 #include "stacktab.h"
 #include "tracefmt.h"
 #include "session.h"
+#include "symbolizer.h"
+#include "unwind.h"
 #include "perf_sys.h"
 #include <stdio.h>
 #include <signal.h>
@@ -52,6 +64,9 @@
 
 struct lfile {
 	struct perfdata *pd;
+	char *path;                 /* to reopen time-ordered (DWARF profiles) */
+	int unordered;
+	size_t max_queue;
 	struct tracefmt *tf;        /* tracepoint formats, loaded on first use */
 	int tf_tried;
 	unsigned gen;               /* bumped by each new iteration */
@@ -87,6 +102,8 @@ static int file_close(lua_State *L)
 		perfdata__close(f->pd);
 		f->pd = NULL;
 	}
+	free(f->path);
+	f->path = NULL;
 	return 0;
 }
 
@@ -113,6 +130,9 @@ static int l_open(lua_State *L)
 	e = perfdata__open(path, &o, &f->pd, err, sizeof err);
 	if (e < 0)
 		return lperf_fail(L, err, -e);
+	f->unordered = o.unordered;
+	f->max_queue = o.max_queue;
+	f->path = strdup(path);     /* NULL only costs the reopen */
 	return 1;
 }
 
@@ -597,33 +617,183 @@ static int file_scan(lua_State *L)
 
 /* ------------------------------------------------------------ profile */
 
+#define PROFILER_T "perf.File.profiler"
+#define MAX_CHAIN 1024
+
+/*
+ * What a DWARF profile holds while it reads the file: a userdata owns it,
+ * so a Lua error in the loop (out of memory filling comms) leaks nothing.
+ */
+struct profiler {
+	struct unwinder *u;
+	struct perfdata *pd;        /* a time-ordered reopen, or NULL */
+	uint64_t *chain;
+};
+
+static int profiler_close(lua_State *L)
+{
+	struct profiler *p = luaL_checkudata(L, 1, PROFILER_T);
+	unwinder__delete(p->u);
+	p->u = NULL;
+	if (p->pd)
+		perfdata__close(p->pd);
+	p->pd = NULL;
+	free(p->chain);
+	p->chain = NULL;
+	return 0;
+}
+
+static int file_wants_unwind(struct lfile *f)
+{
+	const struct evtab *t = perfdata__evtab(f->pd);
+	int i;
+
+	/* a pipe's events come in the stream: they may want it */
+	if (perfdata__info(f->pd)->pipe)
+		return 1;
+	for (i = 0; i < evtab__count(t); i++)
+		if (unwind__wants(evtab__attr(t, i)))
+			return 1;
+	return 0;
+}
+
+/*
+ * A DWARF sample with its unwound chain, ending with UNWIND_TRUNCATED_ADDR
+ * when the unwind ran off the stack bytes: the stack table has no flag for
+ * that, and a shorter stack must not pass for a whole one.
+ */
+static int add_marked(struct profiler *p, struct symbolizer *sym, struct stacktab *st,
+		      const struct record *r, const struct evtab *t)
+{
+	const struct perf_event_attr *attr;
+	struct record copy;
+	unsigned status = 0;
+	int n;
+
+	attr = r->evidx >= 0 ? evtab__attr(t, r->evidx) : NULL;
+	if (r->type != PERF_RECORD_SAMPLE || !unwind__wants(attr) ||
+	    !(r->s.type & PERF_SAMPLE_REGS_USER) || !(r->s.type & PERF_SAMPLE_STACK_USER))
+		return unwind__add_record(p->u, sym, st, r, t, NULL);
+	n = unwind__sample(p->u, sym, attr, &r->s, p->chain, MAX_CHAIN - 1, &status);
+	if (n <= 0)
+		return stacktab__add_record(st, r, t);
+	if (status & UNWIND_TRUNCATED)
+		p->chain[n++] = LPERF_UNWIND_TRUNCATED_ADDR;
+	copy = *r;
+	copy.s.type |= PERF_SAMPLE_CALLCHAIN;
+	copy.s.callchain = p->chain;
+	copy.s.nr_callchain = (uint64_t)n;
+	return stacktab__add_record(st, &copy, t);
+}
+
+static int is_maps_record(uint32_t type)
+{
+	return type == PERF_RECORD_MMAP || type == PERF_RECORD_MMAP2 ||
+	       type == PERF_RECORD_COMM || type == PERF_RECORD_FORK ||
+	       type == PERF_RECORD_EXIT;
+}
+
 static int file_profile(lua_State *L)
 {
 	struct lfile *f = checkfile(L, 1);
-	struct stacktab **slot = lperf_newprofile(L);
+	struct symbolizer *sym = NULL;
+	struct profiler *p = NULL;
+	struct perfdata *pd = f->pd;
+	struct stacktab *st;
 	struct perfdata_rec pr;
 	struct record r;
+	struct unwind_stats us;
 	char err[256];
-	int n, e = 0;
+	int n, e = 0, comms = 0, mark = 0;
 
-	/* The Profile userdata owns the table from here on, even on error. */
-	*slot = stacktab__new();
-	if (!*slot)
+	lua_settop(L, 2);
+	if (!lua_isnil(L, 2)) {
+		luaL_checktype(L, 2, LUA_TTABLE);
+		mark = lperf_optfield_bool(L, 2, "mark_truncated", 0);
+		lua_getfield(L, 2, "symbolizer");
+		if (!lua_isnil(L, -1) && !(sym = lperf_tosymbolizer(L, -1)))
+			return luaL_error(L, "f:profile: symbolizer must be an open perf.symbolizer");
+		lua_getfield(L, 2, "comms");
+		if (!lua_isnil(L, -1)) {
+			luaL_checktype(L, -1, LUA_TTABLE);
+			comms = 1;
+		}
+		lua_pop(L, 2);
+	}
+	lua_getfield(L, 2 - lua_isnil(L, 2), "comms");   /* 3: the comms table or nil */
+	if (lua_isnil(L, 2))
+		lua_pop(L, 1), lua_pushnil(L);
+	st = *lperf_newprofile(L) = stacktab__new();       /* 4 owns it */
+	if (!st)
 		return lperf_fail(L, "out of memory", ENOMEM);
-	perfdata__rewind(f->pd);
-	f->gen++;
-	while ((n = perfdata__next(f->pd, &pr)) > 0) {
-		const struct evtab *t = perfdata__evtab(f->pd);
+	if (file_wants_unwind(f)) {
+		/* DWARF unwinding reads maps from a symbolizer: the caller's or one
+		 * of its own (5) */
+		if (!sym && !(sym = lperf_newsymbolizer(L)))
+			return lperf_fail(L, "cannot create a symbolizer: out of memory", ENOMEM);
+		p = lua_newuserdatauv(L, sizeof *p, 0);
+		memset(p, 0, sizeof *p);
+		luaL_setmetatable(L, PROFILER_T);
+		p->chain = malloc(MAX_CHAIN * sizeof *p->chain);
+		if (!p->chain || unwinder__new(&p->u) < 0)
+			return lperf_fail(L, "out of memory", ENOMEM);
+		/* maps must come before the samples that need them */
+		if (f->unordered && f->path && strcmp(f->path, "-")) {
+			struct perfdata_opts o;
+			memset(&o, 0, sizeof o);
+			o.max_queue = f->max_queue;
+			e = perfdata__open(f->path, &o, &p->pd, err, sizeof err);
+			if (e < 0)
+				return lperf_fail(L, err, -e);
+			pd = p->pd;
+		}
+	}
+	if (pd == f->pd) {
+		perfdata__rewind(f->pd);
+		f->gen++;
+	}
+	while ((n = perfdata__next(pd, &pr)) > 0) {
+		const struct evtab *t = perfdata__evtab(pd);   /* attrs may add events */
 		if (record__decode(t, pr.hdr, pr.hdr->size, &r, err, sizeof err) < 0)
 			continue;       /* perf skips what it cannot parse too */
-		if ((e = stacktab__add_record(*slot, &r, t)) < 0)
+		if (comms && r.type == PERF_RECORD_COMM) {
+			lua_pushinteger(L, (lua_Integer)r.u.comm.tid);
+			lua_pushstring(L, r.u.comm.comm);
+			lua_rawset(L, 3);
+		}
+		if (p && mark)
+			e = add_marked(p, sym, st, &r, t);
+		else if (p)
+			e = unwind__add_record(p->u, sym, st, &r, t, NULL);
+		else {
+			if (sym && is_maps_record(r.type) && (e = symbolizer__feed(sym, &r)) < 0)
+				break;
+			e = stacktab__add_record(st, &r, t);
+		}
+		if (e < 0)
 			break;
 	}
 	if (n < 0)
-		return lperf_fail(L, perfdata__errmsg(f->pd), EINVAL);
+		return lperf_fail(L, perfdata__errmsg(pd), EINVAL);
 	if (e < 0)
 		return lperf_fail(L, "out of memory", ENOMEM);
-	return 1;
+	memset(&us, 0, sizeof us);
+	if (p && p->u)
+		unwinder__stats(p->u, &us);
+	lua_pushvalue(L, 4);
+	lua_createtable(L, 0, 5);
+	lperf_setbool(L, "dwarf", p != NULL && us.samples > 0);
+	lperf_setu64(L, "unwound", us.samples);
+	lperf_setu64(L, "truncated", us.truncated);
+	lperf_setu64(L, "failed", us.failed);
+	lperf_setu64(L, "frames", us.frames);
+	if (p) {
+		/* done with the unwinder and the reopened file: free them now */
+		lua_pushcfunction(L, profiler_close);
+		lua_pushvalue(L, sym && lua_gettop(L) >= 8 ? 6 : 5);
+		lua_call(L, 1, 0);
+	}
+	return 2;
 }
 
 /* f:trace_text(raw[, cpu]) -> the tracepoint's printed form (perf script's) | nil, msg */
@@ -967,7 +1137,11 @@ void lperf_open_file(lua_State *L)
 		{ "close", file_close },
 		{ NULL, NULL },
 	};
+	static const luaL_Reg no_methods[] = { { NULL, NULL } };
 	lperf_newclass(L, FILE_T, methods, file_close);
+	lperf_newclass(L, PROFILER_T, no_methods, profiler_close);
+	lperf_pushu64(L, LPERF_UNWIND_TRUNCATED_ADDR);
+	lua_setfield(L, -2, "UNWIND_TRUNCATED_ADDR");
 	luaL_getmetatable(L, FILE_T);
 	lua_pushcfunction(L, file_tostring);
 	lua_setfield(L, -2, "__tostring");
