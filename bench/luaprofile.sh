@@ -11,6 +11,7 @@ export LUA_PATH="$top/lua/?.lua;$top/lua/?/init.lua;;"
 ROUNDS=${ROUNDS:-9}
 LUA_CPATH="$top/build/?.so;;" lua5.4 bench/luaprofile.lua "$ROUNDS"
 LUA_CPATH="$top/build/luajit/?.so;;" luajit bench/luaprofile.lua "$ROUNDS"
+LUA_CPATH="$top/build/?.so;;" lua5.4 bench/luaprofile_coroutines.lua
 # the kernel's part of each sample, without Lua
 cc -O2 -Icsrc/core -o build/luaprofile_sigcost bench/luaprofile_sigcost.c \
     build/obj/core/sigsample.o build/obj/core/perf_sys.o -lpthread &&

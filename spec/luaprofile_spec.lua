@@ -12,7 +12,9 @@ local dir = util.tmpdir()
 local function run(name, src)
   local path = dir .. "/" .. name .. ".lua"
   util.write(path, src)
-  local out, ok = util.sh(util.lua .. " " .. util.q(path))
+  -- (make test-asan: the sanitizer runtime goes first, as for the runner)
+  local pre = util.preload and ("LD_PRELOAD=" .. util.q(util.preload) .. " ") or ""
+  local out, ok = util.sh(pre .. util.lua .. " " .. util.q(path))
   assert(ok, out)
   return out
 end

@@ -14,7 +14,9 @@
  *                         { dwarf=, unwound=, truncated=, failed= }: samples
  *                         of DWARF events (perf record --call-graph dwarf)
  *                         get their user stacks unwound (unwind.h), in time
- *                         order even when the file was opened unordered.
+ *                         order even when the file was opened unordered,
+ *                         callers as call sites (return address - 1), as
+ *                         perf keeps DWARF chains.
  *                         opts: symbolizer = a perf.symbolizer fed with the
  *                         maps records (so a report needs no second pass),
  *                         comms = a table filled with tid -> comm,
@@ -60,6 +62,9 @@
 #include <time.h>
 
 #define FILE_T "perf.File"
+/* The root frame of an unwind that ran off the captured stack bytes: below
+ * mmap_min_addr, so never the address of real code. */
+#define LPERF_UNWIND_TRUNCATED_ADDR 1ULL
 #define NTYPES 128
 
 struct lfile {
@@ -658,17 +663,20 @@ static int file_wants_unwind(struct lfile *f)
 }
 
 /*
- * A DWARF sample with its unwound chain, ending with UNWIND_TRUNCATED_ADDR
- * when the unwind ran off the stack bytes: the stack table has no flag for
- * that, and a shorter stack must not pass for a whole one.
+ * A DWARF sample added with its unwound chain.  Callers (user frames after
+ * the first) become call sites, return address - 1, as perf stores DWARF
+ * chains: a call that ends its function (noreturn) then names the caller,
+ * not the next function.  mark: a chain that ran off the captured stack
+ * bytes ends with LPERF_UNWIND_TRUNCATED_ADDR, since the stack table has no
+ * flag for it and a cut stack must not pass for a whole one.
  */
-static int add_marked(struct profiler *p, struct symbolizer *sym, struct stacktab *st,
-		      const struct record *r, const struct evtab *t)
+static int add_unwound(struct profiler *p, struct symbolizer *sym, struct stacktab *st,
+		       const struct record *r, const struct evtab *t, int mark)
 {
 	const struct perf_event_attr *attr;
 	struct record copy;
 	unsigned status = 0;
-	int n;
+	int n, i, user = -1;
 
 	attr = r->evidx >= 0 ? evtab__attr(t, r->evidx) : NULL;
 	if (r->type != PERF_RECORD_SAMPLE || !unwind__wants(attr) ||
@@ -677,7 +685,14 @@ static int add_marked(struct profiler *p, struct symbolizer *sym, struct stackta
 	n = unwind__sample(p->u, sym, attr, &r->s, p->chain, MAX_CHAIN - 1, &status);
 	if (n <= 0)
 		return stacktab__add_record(st, r, t);
-	if (status & UNWIND_TRUNCATED)
+	for (i = 0; i < n; i++) {
+		if (p->chain[i] == (uint64_t)PERF_CONTEXT_USER)
+			user = i;
+		else if (user >= 0 && i > user + 1 && p->chain[i] < (uint64_t)PERF_CONTEXT_MAX &&
+			 p->chain[i] > 0)
+			p->chain[i]--;
+	}
+	if (mark && (status & UNWIND_TRUNCATED))
 		p->chain[n++] = LPERF_UNWIND_TRUNCATED_ADDR;
 	copy = *r;
 	copy.s.type |= PERF_SAMPLE_CALLCHAIN;
@@ -720,20 +735,29 @@ static int file_profile(lua_State *L)
 		}
 		lua_pop(L, 2);
 	}
-	lua_getfield(L, 2 - lua_isnil(L, 2), "comms");   /* 3: the comms table or nil */
+	/* 3: the comms table or nil, 4: the profile (owns the table), 5: the
+	 * symbolizer made here or nil, 6: the profiler or nil */
 	if (lua_isnil(L, 2))
-		lua_pop(L, 1), lua_pushnil(L);
-	st = *lperf_newprofile(L) = stacktab__new();       /* 4 owns it */
+		lua_pushnil(L);
+	else
+		lua_getfield(L, 2, "comms");
+	st = *lperf_newprofile(L) = stacktab__new();
 	if (!st)
 		return lperf_fail(L, "out of memory", ENOMEM);
+	lua_pushnil(L);
+	lua_pushnil(L);
 	if (file_wants_unwind(f)) {
 		/* DWARF unwinding reads maps from a symbolizer: the caller's or one
-		 * of its own (5) */
-		if (!sym && !(sym = lperf_newsymbolizer(L)))
-			return lperf_fail(L, "cannot create a symbolizer: out of memory", ENOMEM);
+		 * of its own */
+		if (!sym) {
+			if (!(sym = lperf_newsymbolizer(L)))
+				return lperf_fail(L, "cannot create a symbolizer: out of memory", ENOMEM);
+			lua_replace(L, 5);
+		}
 		p = lua_newuserdatauv(L, sizeof *p, 0);
 		memset(p, 0, sizeof *p);
 		luaL_setmetatable(L, PROFILER_T);
+		lua_replace(L, 6);
 		p->chain = malloc(MAX_CHAIN * sizeof *p->chain);
 		if (!p->chain || unwinder__new(&p->u) < 0)
 			return lperf_fail(L, "out of memory", ENOMEM);
@@ -761,10 +785,8 @@ static int file_profile(lua_State *L)
 			lua_pushstring(L, r.u.comm.comm);
 			lua_rawset(L, 3);
 		}
-		if (p && mark)
-			e = add_marked(p, sym, st, &r, t);
-		else if (p)
-			e = unwind__add_record(p->u, sym, st, &r, t, NULL);
+		if (p)
+			e = add_unwound(p, sym, st, &r, t, mark);
 		else {
 			if (sym && is_maps_record(r.type) && (e = symbolizer__feed(sym, &r)) < 0)
 				break;
@@ -790,7 +812,7 @@ static int file_profile(lua_State *L)
 	if (p) {
 		/* done with the unwinder and the reopened file: free them now */
 		lua_pushcfunction(L, profiler_close);
-		lua_pushvalue(L, sym && lua_gettop(L) >= 8 ? 6 : 5);
+		lua_pushvalue(L, 6);
 		lua_call(L, 1, 0);
 	}
 	return 2;

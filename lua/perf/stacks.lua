@@ -58,6 +58,12 @@ function M.is_kernel_addr(addr)
   return addr < 0 or addr >= 9223372036854775808
 end
 
+-- The root address a DWARF profile gives a stack whose unwind ran off the
+-- captured stack bytes (perf.core.UNWIND_TRUNCATED_ADDR, l_file.c): below
+-- mmap_min_addr, never real code; shown as the frame "[truncated]".
+M.TRUNCATED_ADDR = 1
+M.TRUNCATED_NAME = "[truncated]"
+
 local kind_names = { user = "user", kernel = "kernel", jit = "jit", vdso = "user",
   inline = "inline", lua = "lua" }
 
@@ -166,7 +172,9 @@ function M.build(entries, resolver, opts)
     for i, a in ipairs(sp.addrs) do
       local r = results[i] or nil
       local f = make_frame(r, a, sp.kernel)
-      if not r and resolver and resolver.dso then
+      if not sp.kernel and a == M.TRUNCATED_ADDR then
+        f.name = M.TRUNCATED_NAME
+      elseif not r and resolver and resolver.dso then
         f.dso = resolver.dso(sp.pid, a)
         -- anonymous executable memory is JIT code: perf names it after the
         -- map file it would read (/tmp/perf-PID.map), even when there is none
@@ -265,6 +273,26 @@ function M.from_profile(p, sym, opts)
   return list
 end
 
+-- Whether samples of src (a perf.File, or any source with :records()) carry
+-- user registers and stack bytes to unwind (perf record --call-graph dwarf):
+-- a file says so in its header (a pipe's events come in the stream: maybe);
+-- other sources when opts.dwarf says so.
+function M.is_dwarf(src, opts)
+  if opts and opts.dwarf ~= nil then return opts.dwarf end
+  if type(src) ~= "userdata" and type(src) ~= "table" then return false end
+  local ok, hdr = pcall(function() return src:header() end)
+  if not ok or type(hdr) ~= "table" or type(hdr.events) ~= "table" then return false end
+  if hdr.mode == "pipe" and #hdr.events == 0 then return true end
+  for _, ev in ipairs(hdr.events) do
+    -- PERF_SAMPLE_REGS_USER (1 << 12) and PERF_SAMPLE_STACK_USER (1 << 13)
+    local t = tonumber(ev.sample_type) or 0
+    if math.floor(t / 4096) % 4 == 3 and (tonumber(ev.sample_regs_user) or 0) ~= 0 then
+      return true
+    end
+  end
+  return false
+end
+
 -- Entries (for M.build) from a source of records (a perf.data file or a
 -- session: anything with :records()).  Feeds the symbolizer with the
 -- mapping records on the way.  per_sample: one entry per sample, in time
@@ -277,7 +305,16 @@ function M.from_records(src, sym, opts)
   local ents, index = {}, {}
   local last, lastkey
   local feeds = { MMAP = true, MMAP2 = true, FORK = true, EXIT = true, COMM = true }
-  for rec in src:records() do
+  local it = src:records()
+  local perf = package.loaded.perf
+  if perf and perf.unwound_records and M.is_dwarf(src, opts) then
+    -- DWARF samples unwound; unwound_records feeds sym the maps itself, in
+    -- the order the records come (a file opened ordered)
+    sym = sym or perf.symbolizer()
+    it = perf.unwound_records(src, { symbolizer = sym, call_sites = true })
+    feeds = {}
+  end
+  for rec in it do
     local t = rec.type
     if t == "SAMPLE" then
       local addrs = rec.callchain
@@ -285,6 +322,8 @@ function M.from_records(src, sym, opts)
       if not addrs or #addrs == 0 then
         addrs = { rec.ip }
         nk = (rec.cpumode == "kernel") and 1 or 0
+      elseif rec.unwind and rec.unwind.truncated then
+        addrs[#addrs + 1] = M.TRUNCATED_ADDR
       end
       local key = tostring(rec.pid) .. ":" .. tostring(rec.tid) .. ":" ..
         tostring(rec.event) .. ":" .. table.concat(addrs, ",")
@@ -389,9 +428,11 @@ function M.from_perf_data(path, opts)
   local perf = require "perf"
   if not perf.open then return nil, "this build cannot read perf.data (no perf.open)" end
   -- Per-sample lists need time order; aggregation reads the file as it
-  -- lies (time ordering costs a queue).
+  -- lies (time ordering costs a queue), except to unwind DWARF samples,
+  -- which need the maps before the samples (f:profile reads those ordered).
   local f, err = perf.open(path, { unordered = not opts.per_sample })
   if not f then return nil, err end
+  local dwarf = M.is_dwarf(f)
   local sym
   if perf.symbolizer then
     local ks = opts.kallsyms or kallsyms_cache(f)
@@ -401,6 +442,23 @@ function M.from_perf_data(path, opts)
   local list
   if opts.per_sample or not (f.profile and perf.core.Profile) then
     list = M.from_records(f, sym, opts)
+  elseif dwarf and sym then
+    -- one pass in C: unwinds, counts, feeds sym the maps, notes the comms
+    local comms = {}
+    local p, info = f:profile{ symbolizer = sym, comms = comms, mark_truncated = true }
+    if not p then f:close(); return nil, info end
+    list = M.from_profile(p, sym, opts)
+    for _, st in ipairs(list) do
+      st.comm = comms[st.tid] or comms[st.pid] or st.comm
+    end
+    if type(info) == "table" and (tonumber(info.truncated) or 0) > 0 then
+      list.meta.warnings = list.meta.warnings or {}
+      table.insert(list.meta.warnings, string.format(
+        "%s of %s DWARF samples ran off the captured user stack (shown under %s): " ..
+        "record with a larger --call-graph dwarf,SIZE", tostring(info.truncated),
+        tostring(info.unwound), M.TRUNCATED_NAME))
+    end
+    if p.close then p:close() end
   else
     -- Only the records that shape address spaces come up to Lua; they are
     -- put in time order here (an exec must drop the maps before the new
@@ -432,7 +490,10 @@ function M.from_perf_data(path, opts)
   end
   if sym and sym.warning then
     local w = sym:warning()
-    if w then list.meta.warnings = { w } end
+    if w then
+      list.meta.warnings = list.meta.warnings or {}
+      table.insert(list.meta.warnings, 1, w)
+    end
   end
   if f.close then f:close() end
   return pick_event(list, opts.event)

@@ -12,7 +12,11 @@
 --   local p, stats = perf.unwind_profile(source[, opts])
 --       a profile (perf.profile) of the source, DWARF samples unwound
 --   opts: unwinder=, symbolizer= (kept across calls, e.g. for a live
---         session drained several times; made here otherwise)
+--         session drained several times; made here otherwise);
+--         call_sites = true (unwound_records): callers as return address
+--         - 1, inside the call instruction, as perf keeps DWARF chains
+--         (perf script prints them so, and a noreturn call at the end of a
+--         function then names its caller, not the next function)
 return function(perf)
   local function tools(opts)
     opts = opts or {}
@@ -27,12 +31,16 @@ return function(perf)
 
   function perf.unwound_records(source, opts)
     local u, sym = tools(opts)
+    local call_sites = opts and opts.call_sites
     local it = source:records()
     return function()
       local rec = it()
       if rec == nil then return nil end
       if dwarf(rec) then
         local chain, info = u:unwind(rec, sym)
+        if chain and call_sites then
+          for i = info.kernel + 2, #chain do chain[i] = chain[i] - 1 end
+        end
         if chain then
           rec.callchain = chain
           rec.callchain_kernel = info.kernel

@@ -64,9 +64,9 @@ local function observe(st, rec)
       st.comm[rec.tid] = st.comm[rec.ptid]
     end
   end
-  if st.sym and not st.unwinder_feeds and
-     (t == "MMAP" or t == "MMAP2" or t == "COMM" or t == "FORK" or t == "EXIT") then
-    st.sym:feed(rec)
+  if st.sym and (t == "MMAP" or t == "MMAP2" or t == "COMM" or t == "FORK" or t == "EXIT") then
+    -- perf.unwound_records fed it already
+    if not st.unwinder_feeds then st.sym:feed(rec) end
     st.cache = {}
   end
 end
@@ -144,6 +144,10 @@ local function print_sample(out, st, rec, opts, name_width)
     for _, a in ipairs(rec.callchain) do
       local r = resolve(st, rec.pid, a)
       out:write(string.format("\t%16s %s\n", chain_addr(r, a), symtext(r)))
+    end
+    -- an unwind that ran off the captured stack: perf ends it with -1
+    if rec.unwind and rec.unwind.truncated then
+      out:write(string.format("\t%16s [unknown] ([unknown])\n", "ffffffffffffffff"))
     end
     out:write("\n")
   else
@@ -264,8 +268,9 @@ function M.run(args)
   local function records(filter)
     if opts.callchain and st.dwarf and perf.unwound_records and st.sym then
       st.unwinder_feeds = true
+      -- callers as call sites (return address - 1), as perf prints DWARF chains
       return perf.unwound_records({ records = function() return f:records(filter) end },
-        { symbolizer = st.sym })
+        { symbolizer = st.sym, call_sites = true })
     end
     return f:records(filter)
   end
