@@ -9,3 +9,4 @@ sh bench/counter_read.sh
 sh bench/decode.sh
 sh bench/luaprofile.sh
 sh bench/perfdata.sh
+sh bench/dwarf_cli.sh

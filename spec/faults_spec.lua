@@ -9,6 +9,20 @@ local util = require "util"
 
 local FORKER = util.root .. "/build/progs/forker"
 
+-- A target's argv.  Under the sanitizers the runtime is preloaded into this
+-- interpreter and would be inherited: LeakSanitizer's at-exit tracer is a
+-- process of its own, an extra FORK the target never made.  env -u keeps
+-- the target clean and execs it under the same pid.
+local function target(...)
+  local argv = { ... }
+  if util.preload then
+    table.insert(argv, 1, "LD_PRELOAD")
+    table.insert(argv, 1, "-u")
+    table.insert(argv, 1, "env")
+  end
+  return argv
+end
+
 -- This process's pid (Lua has no getpid).
 local function mypid()
   local f = assert(io.open("/proc/self/stat"))
@@ -71,7 +85,7 @@ describe("faults: targets that change under a session", function()
     local out = dir .. "/forks"
     local recs = {}
     local s = assert(perf.session{ events = { "cpu-clock" }, freq = 999, pages = 64,
-      cmd = { FORKER, "fork", "200", out } })
+      cmd = target(FORKER, "fork", "200", out) })
     local parent = s:pid()
     assert(s:start())
     assert.is_true(drain_to_end(s, function(r) recs[#recs + 1] = r end))
@@ -98,7 +112,7 @@ describe("faults: targets that change under a session", function()
   it("children that exec: one COMM per exec'd child, and the session ends when the target exits", function()
     local comms = {}
     local s = assert(perf.session{ events = { "cpu-clock" }, freq = 999, pages = 64,
-      cmd = { FORKER, "exec", "50" } })
+      cmd = target(FORKER, "exec", "50") })
     assert(s:start())
     assert.is_true(drain_to_end(s, function(r)
       if r.type == "COMM" then comms[r.comm] = (comms[r.comm] or 0) + 1 end
@@ -117,7 +131,7 @@ describe("faults: targets that change under a session", function()
   it("a target that execs itself: the new COMM and image, samples on both sides of the exec", function()
     local recs = {}
     local s = assert(perf.session{ events = { "cpu-clock" }, freq = 999, inherit = false,
-      cmd = { FORKER, "execself", "0.15" } })
+      cmd = target(FORKER, "execself", "0.15") })
     local pid = s:pid()
     assert(s:start())
     assert.is_true(drain_to_end(s, function(r) recs[#recs + 1] = r end))
@@ -146,7 +160,7 @@ describe("faults: targets that change under a session", function()
   it("a session on a pid that exited fails with ESRCH; a reused pid is a new target", function()
     if not util.is_root() then return pending("needs root to set ns_last_pid") end
     -- The first process, followed by pid until it exits.
-    local w = assert(perf.workload{ FORKER, "burn", "0.1" })
+    local w = assert(perf.workload(target(FORKER, "burn", "0.1")))
     local pid = w:pid()
     local s = assert(perf.session{ events = { "cpu-clock" }, freq = 999, pid = pid, inherit = false })
     assert(s:start())
@@ -166,7 +180,7 @@ describe("faults: targets that change under a session", function()
     local w2
     for _ = 1, 20 do
       util.write("/proc/sys/kernel/ns_last_pid", tostring(pid - 1))
-      w2 = assert(perf.workload{ FORKER, "burn", "0.15" })
+      w2 = assert(perf.workload(target(FORKER, "burn", "0.15")))
       if w2:pid() == pid then break end
       w2:close()
       w2 = nil
@@ -203,7 +217,7 @@ describe("faults: signals, closes and errors around records()", function()
     local signo = prof:stats().signo
     assert.is_true(signo and signo > 0, "luaprofile installed no signal handler")
     -- A sleeping target writes nothing: poll waits its whole timeout.
-    local s = assert(perf.session{ events = { "cpu-clock" }, inherit = false, cmd = { "sleep", "3" } })
+    local s = assert(perf.session{ events = { "cpu-clock" }, inherit = false, cmd = target("sleep", "3") })
     assert(s:start())
     local mark = util.tmpdir() .. "/sent"
     -- Sent from outside while poll waits; the handler ignores it (not from
@@ -236,7 +250,7 @@ describe("faults: signals, closes and errors around records()", function()
     collect()
     local base = fds()
     local s = assert(perf.session{ events = { "cpu-clock" }, freq = 999, inherit = false,
-      cmd = { FORKER, "burn", "0.1" } })
+      cmd = target(FORKER, "burn", "0.1") })
     assert(s:start())
     repeat local _, d = s:poll(20) until d
     local n = 0
@@ -263,7 +277,7 @@ describe("faults: signals, closes and errors around records()", function()
     -- for loop's hidden state in registers) holds the session afterwards.
     local function loop()
       local s = assert(perf.session{ events = { "cpu-clock" }, freq = 999, inherit = false,
-        cmd = { FORKER, "burn", "0.1" } })
+        cmd = target(FORKER, "burn", "0.1") })
       assert(s:start())
       repeat local _, d = s:poll(20) until d
       s:wait()
@@ -291,7 +305,7 @@ describe("faults: signals, closes and errors around records()", function()
 
   it("a Lua error in a records() loop body: that record is consumed, the next arrive, none twice", function()
     local s = assert(perf.session{ events = { "cpu-clock" }, freq = 999, inherit = false, pages = 8,
-      cmd = { FORKER, "burn", "0.4" } })
+      cmd = target(FORKER, "burn", "0.4") })
     assert(s:start())
     local seen, errors, last_time, dup = 0, 0, nil, 0
     local samples_after_error = 0

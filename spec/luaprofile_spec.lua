@@ -322,6 +322,40 @@ print(p:folded())
     assert.are.equal("nil", f.hook, out)
   end)
 
+  it("profiles its own thread unprivileged (perf_event_paranoid 2)", function()
+    if not util.is_root() then
+      pending("needs root to drop to nobody")
+      return
+    end
+    local path = dir .. "/nobody.lua"
+    util.write(path, prelude .. [[
+function hot() local r = burn(70000) return r end
+local prof = assert(perf.luaprofile{ freq = 999 })
+prof:start()
+local t0 = os.clock()
+while os.clock() - t0 < 0.5 do hot() end
+local p = prof:stop()
+prof:close()
+print("hot=" .. share(p, "^%[Lua%] hot "), "samples=" .. p:total())
+local k, msg, errno = perf.luaprofile{ kernel = true }
+print("kernel=" .. tostring(k), "errno=" .. tostring(errno))
+print("msg=" .. tostring(msg))
+]])
+    util.sh("chmod 755 " .. dir .. " && chmod 644 " .. path)
+    local pre = util.preload and ("LD_PRELOAD=" .. util.q(util.preload) .. " ") or ""
+    local out, ok = util.sh(pre .. "setpriv --reuid=65534 --regid=65534 --clear-groups " ..
+      util.lua .. " " .. util.q(path))
+    assert(ok, out)
+    local f = fields(out)
+    assert.is_true(f.samples > 200 and f.hot > 80, out)
+    -- kernel sampling is what paranoid 2 forbids: a clear error, not a crash
+    if tonumber(util.read("/proc/sys/kernel/perf_event_paranoid")) >= 2 then
+      assert.are.equal("nil", f.kernel, out)
+      assert.are.equal(13, f.errno, out)
+      assert.truthy(f.msg:find("drop kernel=true", 1, true), out)
+    end
+  end)
+
   it("reports bad input clearly", function()
     local perf = require "perf"
     local p, msg = perf.luaprofile{ event = "no-such-event" }
@@ -354,6 +388,26 @@ print(p:folded())
       local f = fields(out)
       -- a numeric loop runs as a compiled trace
       assert.is_true(f.compiled > 50, out)
+    end)
+
+    it("refuses to take LuaJIT's profiler from a running jit.p", function()
+      local out = run("jitp", prelude .. [[
+local prof = assert(perf.luaprofile{ freq = 99 })
+prof:start() prof:stop()          -- (the first start learns LuaJIT's handler)
+local jp = require "jit.p"
+jp.start("fi10", "/dev/null")
+local ok, msg, errno = prof:start()
+print("ok=" .. tostring(ok), "errno=" .. tostring(errno))
+print("msg=" .. tostring(msg))
+jp.stop()
+assert(prof:start()) prof:stop() prof:close()
+print("after=ok")
+]])
+      local f = fields(out)
+      assert.are.equal("nil", f.ok, out)
+      assert.are.equal(16, f.errno, out)
+      assert.truthy(f.msg:find("jit.p", 1, true), out)
+      assert.are.equal("ok", f.after, out)
     end)
   end
 end)

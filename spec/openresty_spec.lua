@@ -70,6 +70,8 @@ describe("examples/openresty", function()
     -- the Lua frames name the module file and line; the VM state is a frame
     assert.truthy(folded:find("[Lua] app.hot " .. util.root .. "/examples/openresty/app.lua:16", 1, true), msg)
     assert.truthy(folded:find("[vm:", 1, true), msg)
+    -- nginx's own frames above the Lua handler (ngx_lua's exported names)
+    assert.truthy(folded:find("ngx_http_lua_run_thread;[Lua] main chunk content_by_lua(", 1, true), msg)
     assert.truthy(svg:find("<svg", 1, true), svg:sub(1, 300) .. log)
     assert.truthy(bad:find("400", 1, true), log)
   end)

@@ -7,7 +7,15 @@
  *                         same table a live session yields (l_record.c);
  *                         filter: type = "SAMPLE" | {"SAMPLE", "COMM", ...},
  *                         event=, pid=, tid=, cpu=, user = false (drop perf's
- *                         user-space records); applied in C
+ *                         user-space records); applied in C.
+ *                         unwind = true (+ symbolizer = a perf.symbolizer,
+ *                         else one of its own): DWARF samples come with
+ *                         their user stacks unwound in C, as
+ *                         perf.unwound_records{call_sites = true} gives
+ *                         them (rec.callchain, callchain_kernel, rec.unwind
+ *                         = { kernel=, user=, truncated=, failed=, error= }),
+ *                         without regs_user / stack_user; every maps record
+ *                         feeds the symbolizer, filtered out or not
  *   f:scan()              decodes every record in C: counts per type and
  *                         per event, lost totals (no Lua per record)
  *   f:profile{...}        a profile (stack table) aggregated in C, and
@@ -355,6 +363,81 @@ static int file_features(lua_State *L)
 	return 1;
 }
 
+/* ------------------------------------------------------------ unwinding */
+
+#define PROFILER_T "perf.File.profiler"
+#define MAX_CHAIN 1024
+
+/*
+ * What a DWARF profile holds while it reads the file: a userdata owns it,
+ * so a Lua error in the loop (out of memory filling comms) leaks nothing.
+ */
+struct profiler {
+	struct unwinder *u;
+	struct perfdata *pd;        /* a time-ordered reopen, or NULL */
+	uint64_t *chain;
+};
+
+static int profiler_close(lua_State *L)
+{
+	struct profiler *p = luaL_checkudata(L, 1, PROFILER_T);
+	unwinder__delete(p->u);
+	p->u = NULL;
+	if (p->pd)
+		perfdata__close(p->pd);
+	p->pd = NULL;
+	free(p->chain);
+	p->chain = NULL;
+	return 0;
+}
+
+/*
+ * Unwinds one DWARF sample into p->chain (kernel format, markers in), with
+ * callers as call sites (return address - 1), as perf stores DWARF chains:
+ * a call that ends its function (noreturn) then names the caller, not the
+ * next function.  Returns the entries (> 0), or <= 0 when the sample is not
+ * one to unwind or the unwind gave nothing.  *nkernel / *nuser: the kernel
+ * and user entries (markers left out).
+ */
+static int unwind_chain(struct profiler *p, struct symbolizer *sym, const struct record *r,
+			const struct evtab *t, unsigned *status, int *nkernel, int *nuser)
+{
+	const struct perf_event_attr *attr;
+	int n, i, user = -1, nk = 0;
+
+	*status = 0;
+	attr = r->evidx >= 0 ? evtab__attr(t, r->evidx) : NULL;
+	if (r->type != PERF_RECORD_SAMPLE || !unwind__wants(attr) ||
+	    !(r->s.type & PERF_SAMPLE_REGS_USER) || !(r->s.type & PERF_SAMPLE_STACK_USER))
+		return 0;
+	n = unwind__sample(p->u, sym, attr, &r->s, p->chain, MAX_CHAIN - 1, status);
+	for (i = 0; i < n; i++) {
+		if (p->chain[i] == (uint64_t)PERF_CONTEXT_USER)
+			user = i;
+		else if (p->chain[i] >= (uint64_t)PERF_CONTEXT_MAX)
+			continue;
+		else if (user < 0)
+			nk++;
+		else if (i > user + 1 && p->chain[i] > 0)
+			p->chain[i]--;
+	}
+	if (nkernel)
+		*nkernel = nk;
+	if (nuser)
+		*nuser = user < 0 ? 0 : n - user - 1;
+	return n;
+}
+
+/* What unwinding needs of a non-sample record: maps into sym, and a new
+ * image or a gone process drops the pid's unwind session. */
+static int unwind_feed(struct profiler *p, struct symbolizer *sym, const struct record *r)
+{
+	if ((r->type == PERF_RECORD_COMM && (r->misc & PERF_RECORD_MISC_COMM_EXEC)) ||
+	    (r->type == PERF_RECORD_EXIT && r->u.task.pid == r->u.task.tid))
+		unwinder__forget(p->u, r->type == PERF_RECORD_COMM ? r->u.comm.pid : r->u.task.pid);
+	return symbolizer__feed(sym, r);
+}
+
 /* ------------------------------------------------------------ records */
 
 static int type_by_name(const char *s)
@@ -486,10 +569,50 @@ static void decode_error(lua_State *L, const struct perfdata_rec *pr, const char
 	luaL_error(L, "perf.data: offset %llu: %s", (unsigned long long)pr->offset, msg);
 }
 
+/* rec.unwind of a sample unwound by records{unwind = true} */
+static void push_unwind_info(lua_State *L, struct profiler *p, unsigned status, int nk, int nu)
+{
+	lua_createtable(L, 0, 5);
+	lperf_setint(L, "kernel", nk);
+	lperf_setint(L, "user", nu);
+	lperf_setbool(L, "truncated", (status & UNWIND_TRUNCATED) != 0);
+	lperf_setbool(L, "failed", (status & UNWIND_FAILED) != 0);
+	if ((status & UNWIND_FAILED) && unwinder__last_error(p->u)[0])
+		lperf_setstr(L, "error", unwinder__last_error(p->u));
+	lua_setfield(L, -2, "unwind");
+}
+
+/* Pushes a DWARF sample with its unwound chain in place of the kernel's and
+ * without its register and stack bytes; 0 (nothing pushed) when it has no
+ * unwound chain. */
+static int push_unwound(lua_State *L, struct profiler *p, struct symbolizer *sym,
+			const struct record *r, const struct evtab *t)
+{
+	struct record copy;
+	unsigned status;
+	int n, nk = 0, nu = 0;
+
+	n = unwind_chain(p, sym, r, t, &status, &nk, &nu);
+	if (n <= 0)
+		return 0;
+	copy = *r;
+	copy.s.type |= PERF_SAMPLE_CALLCHAIN;
+	copy.s.type &= ~(uint64_t)(PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER);
+	copy.s.callchain = p->chain;
+	copy.s.nr_callchain = (uint64_t)n;
+	lperf_push_record(L, &copy, t);
+	push_unwind_info(L, p, status, nk, nu);
+	return 1;
+}
+
+/* upvalues: 1 file, 2 filter, 3 event name or nil, 4 profiler or nil (unwind),
+ * 5 its symbolizer */
 static int records_iter(lua_State *L)
 {
 	struct lfile *f = checkfile(L, lua_upvalueindex(1));
 	struct filter *fl = lua_touserdata(L, lua_upvalueindex(2));
+	struct profiler *p = luaL_testudata(L, lua_upvalueindex(4), PROFILER_T);
+	struct symbolizer *sym = NULL;
 	struct perfdata_rec pr;
 	struct record r;
 	char err[256];
@@ -497,13 +620,19 @@ static int records_iter(lua_State *L)
 
 	if (fl->gen != f->gen)
 		return luaL_error(L, "perf.File: this records() iteration was superseded by a newer one");
+	if (p && !(sym = lperf_tosymbolizer(L, lua_upvalueindex(5))))
+		return luaL_error(L, "attempt to use a closed symbolizer");
 	while ((n = perfdata__next(f->pd, &pr)) > 0) {
 		const struct evtab *t = perfdata__evtab(f->pd);
 		if (record__decode(t, pr.hdr, pr.hdr->size, &r, err, sizeof err) < 0)
 			decode_error(L, &pr, err);
+		/* the unwinder needs every map, whatever the filter keeps */
+		if (p && r.type != PERF_RECORD_SAMPLE && unwind_feed(p, sym, &r) < 0)
+			return luaL_error(L, "perf.File: out of memory");
 		if (!pass(fl, &r, t))
 			continue;
-		lperf_push_record(L, &r, t);
+		if (!p || r.type != PERF_RECORD_SAMPLE || !push_unwound(L, p, sym, &r, t))
+			lperf_push_record(L, &r, t);
 		lperf_setu64(L, "offset", pr.offset);
 		if (fl->fields && r.type == PERF_RECORD_SAMPLE && r.s.raw && r.evidx >= 0 &&
 		    evtab__attr(t, r.evidx)->type == PERF_TYPE_TRACEPOINT) {
@@ -522,23 +651,51 @@ static int file_records(lua_State *L)
 {
 	struct lfile *f = checkfile(L, 1);
 	struct filter *fl;
+	int unwind = 0;
 
 	lua_settop(L, 2);
-	fl = lua_newuserdatauv(L, sizeof *fl, 0);
+	fl = lua_newuserdatauv(L, sizeof *fl, 0);               /* 3 */
 	read_filter(L, 2, fl);
 	if (fl->event) {
 		/* keep the string alive with the iterator */
 		lua_getfield(L, 2, "event");
 		fl->event = lua_tostring(L, -1);
-		lua_pushvalue(L, 1);
-		lua_pushvalue(L, 3);
-		lua_pushvalue(L, 4);
-		lua_pushcclosure(L, records_iter, 3);
 	} else {
-		lua_pushvalue(L, 1);
-		lua_pushvalue(L, 3);
-		lua_pushcclosure(L, records_iter, 2);
+		lua_pushnil(L);
+	}                                                       /* 4 */
+	if (!lua_isnil(L, 2))
+		unwind = lperf_optfield_bool(L, 2, "unwind", 0);
+	lua_pushnil(L);                                         /* 5: profiler */
+	lua_pushnil(L);                                         /* 6: symbolizer */
+	if (unwind) {
+		struct profiler *p;
+		if (f->unordered)
+			return luaL_error(L, "f:records{unwind = true}: the file was opened unordered; "
+					  "unwinding needs the maps before the samples (open it ordered)");
+		lua_getfield(L, 2, "symbolizer");
+		if (!lua_isnil(L, -1)) {
+			if (!lperf_tosymbolizer(L, -1))
+				return luaL_error(L, "f:records: symbolizer must be an open perf.symbolizer");
+		} else {
+			lua_pop(L, 1);
+			if (!lperf_newsymbolizer(L))
+				return lperf_fail(L, "cannot create a symbolizer: out of memory", ENOMEM);
+		}
+		lua_replace(L, 6);
+		p = lua_newuserdatauv(L, sizeof *p, 0);
+		memset(p, 0, sizeof *p);
+		luaL_setmetatable(L, PROFILER_T);
+		lua_replace(L, 5);
+		p->chain = malloc(MAX_CHAIN * sizeof *p->chain);
+		if (!p->chain || unwinder__new(&p->u) < 0)
+			return lperf_fail(L, "cannot create an unwinder: out of memory", ENOMEM);
 	}
+	lua_pushvalue(L, 1);
+	lua_pushvalue(L, 3);
+	lua_pushvalue(L, 4);
+	lua_pushvalue(L, 5);
+	lua_pushvalue(L, 6);
+	lua_pushcclosure(L, records_iter, 5);
 	perfdata__rewind(f->pd);
 	fl->gen = ++f->gen;
 	return 1;
@@ -622,32 +779,6 @@ static int file_scan(lua_State *L)
 
 /* ------------------------------------------------------------ profile */
 
-#define PROFILER_T "perf.File.profiler"
-#define MAX_CHAIN 1024
-
-/*
- * What a DWARF profile holds while it reads the file: a userdata owns it,
- * so a Lua error in the loop (out of memory filling comms) leaks nothing.
- */
-struct profiler {
-	struct unwinder *u;
-	struct perfdata *pd;        /* a time-ordered reopen, or NULL */
-	uint64_t *chain;
-};
-
-static int profiler_close(lua_State *L)
-{
-	struct profiler *p = luaL_checkudata(L, 1, PROFILER_T);
-	unwinder__delete(p->u);
-	p->u = NULL;
-	if (p->pd)
-		perfdata__close(p->pd);
-	p->pd = NULL;
-	free(p->chain);
-	p->chain = NULL;
-	return 0;
-}
-
 static int file_wants_unwind(struct lfile *f)
 {
 	const struct evtab *t = perfdata__evtab(f->pd);
@@ -663,35 +794,26 @@ static int file_wants_unwind(struct lfile *f)
 }
 
 /*
- * A DWARF sample added with its unwound chain.  Callers (user frames after
- * the first) become call sites, return address - 1, as perf stores DWARF
- * chains: a call that ends its function (noreturn) then names the caller,
- * not the next function.  mark: a chain that ran off the captured stack
- * bytes ends with LPERF_UNWIND_TRUNCATED_ADDR, since the stack table has no
- * flag for it and a cut stack must not pass for a whole one.
+ * A record into the stack table, DWARF samples with their unwound chain.
+ * mark: a chain that ran off the captured stack bytes ends with
+ * LPERF_UNWIND_TRUNCATED_ADDR, since the stack table has no flag for it and
+ * a cut stack must not pass for a whole one.
  */
 static int add_unwound(struct profiler *p, struct symbolizer *sym, struct stacktab *st,
 		       const struct record *r, const struct evtab *t, int mark)
 {
-	const struct perf_event_attr *attr;
 	struct record copy;
-	unsigned status = 0;
-	int n, i, user = -1;
+	unsigned status;
+	int n, e;
 
-	attr = r->evidx >= 0 ? evtab__attr(t, r->evidx) : NULL;
-	if (r->type != PERF_RECORD_SAMPLE || !unwind__wants(attr) ||
-	    !(r->s.type & PERF_SAMPLE_REGS_USER) || !(r->s.type & PERF_SAMPLE_STACK_USER))
-		return unwind__add_record(p->u, sym, st, r, t, NULL);
-	n = unwind__sample(p->u, sym, attr, &r->s, p->chain, MAX_CHAIN - 1, &status);
+	if (r->type != PERF_RECORD_SAMPLE) {
+		if ((e = unwind_feed(p, sym, r)) < 0)
+			return e;
+		return stacktab__add_record(st, r, t);
+	}
+	n = unwind_chain(p, sym, r, t, &status, NULL, NULL);
 	if (n <= 0)
 		return stacktab__add_record(st, r, t);
-	for (i = 0; i < n; i++) {
-		if (p->chain[i] == (uint64_t)PERF_CONTEXT_USER)
-			user = i;
-		else if (user >= 0 && i > user + 1 && p->chain[i] < (uint64_t)PERF_CONTEXT_MAX &&
-			 p->chain[i] > 0)
-			p->chain[i]--;
-	}
 	if (mark && (status & UNWIND_TRUNCATED))
 		p->chain[n++] = LPERF_UNWIND_TRUNCATED_ADDR;
 	copy = *r;

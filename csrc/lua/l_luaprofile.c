@@ -12,10 +12,18 @@
  * SIGPROF and ITIMER_PROF are given back at once), so the VM stops at its
  * own profiling safe point and calls us with the VM state.
  *
- * Stacks are aggregated here as folded strings (root first, ';'-joined)
- * with sample counts, period sums and one sum per counter; the Lua layer
- * (lua/perf/luaprofile.lua) turns them into a profile.  Named Lua frames do
- * not fit stacktab.c's address-only stacks yet.
+ * Mixed stacks: the host's frames down to its Lua API call (unwound from
+ * our own stack at the safe point), the Lua frames in place of the
+ * interpreter's, the LuaJIT VM state, then the native frames of the sample
+ * below the runtime (memcpy under string.rep, the host's C function under
+ * the Lua code that called it).  A sample taken while no Lua function ran
+ * (the host's own code) keeps its native chain alone.
+ *
+ * Stacks are aggregated here as keys of frames (root first, '\2'-joined;
+ * native frames as addresses, symbolized once per address at stop) with
+ * sample counts, period sums and one sum per counter; the Lua layer
+ * (lua/perf/luaprofile.lua) turns them into a stack list, the input of every
+ * report.  Named Lua frames do not fit stacktab.c's address-only stacks yet.
  */
 #include <dlfcn.h>
 #include <execinfo.h>
@@ -118,6 +126,7 @@ static char registry_key;             /* &registry_key: the running profiler */
 static char cache_key;                /* &cache_key: function -> frame name */
 #if LP_LUAJIT
 static int lj_busy;                   /* LuaJIT's profiler is process-wide */
+static void (*lj_known_trigger)(int); /* its SIGPROF handler, once seen */
 #endif
 
 /* ---- aggregation ---------------------------------------------------- */
@@ -540,8 +549,16 @@ static void capture_root(struct lprof *p, lua_State *L)
 	for (i = n - 1; i >= 0; i--)
 		if (is_api_frame((uint64_t)(uintptr_t)bt[i] - 1))
 			break;
-	if (i < 0)
-		return;       /* no API call on the stack: nothing to show */
+	if (i < 0) {
+		/* The API call was a tail call into the VM (LuaJIT's lua_resume
+		 * jumps to lj_vm_resume): stop above the runtime's first frame. */
+		for (i = n - 1; i >= 0; i--)
+			if (in_runtime(p, (uint64_t)(uintptr_t)bt[i] - 1))
+				break;
+		if (i < 0 || i == n - 1)
+			return;       /* nothing of the host above the runtime */
+		i++;
+	}
 	for (k = n - 1; k >= i && p->nroot < LP_MAX_ROOT; k--)
 		p->root[p->nroot++] = (uint64_t)(uintptr_t)bt[k] - 1;
 }
@@ -1022,6 +1039,11 @@ static int lp_start(lua_State *L)
 		if (lj_busy)
 			return lperf_fail(L, "LuaJIT's profiler is process-wide and already in use", EBUSY);
 		sigaction(SIGPROF, NULL, &before);
+		/* jit.p (or another jit.profile user) holds it: starting would stop
+		 * theirs.  Recognized by its handler, once we have seen it. */
+		if (lj_known_trigger != NULL && !(before.sa_flags & SA_SIGINFO) &&
+		    before.sa_handler == lj_known_trigger)
+			return lperf_fail(L, "LuaJIT's profiler is in use (jit.p or jit.profile): stop it first", EBUSY);
 		getitimer(ITIMER_PROF, &it);
 		/* 'f': traces check for the profiler at function granularity, as
 		 * jit.p does; the timer interval does not matter, it is undone. */
@@ -1036,6 +1058,7 @@ static int lp_start(lua_State *L)
 			return lperf_fail(L, "this LuaJIT has no SIGPROF profiler (built without LJ_HASPROFILE?)", ENOTSUP);
 		}
 		p->lj_trigger = lj.sa_handler;
+		lj_known_trigger = lj.sa_handler;
 		lj_busy = 1;
 	}
 #else
@@ -1264,8 +1287,9 @@ static int lp_new(lua_State *L)
 		snprintf(err, sizeof err, "cannot open %s '%s' for sampling this thread: %s%s",
 			 failed ? "counter" : "event", p->names[failed], strerror(-rc),
 			 rc == -ENOENT ? " (no such event on this machine: hardware events need a PMU)" :
-			 rc == -EACCES || rc == -EPERM ?
-			 " (perf_event_paranoid forbids it: add :u or run with CAP_PERFMON)" : "");
+			 rc == -EACCES || rc == -EPERM ? (kernel ?
+			 " (perf_event_paranoid forbids kernel sampling: drop kernel=true or run with CAP_PERFMON)" :
+			 " (perf_event_paranoid forbids it: run with CAP_PERFMON or lower kernel.perf_event_paranoid)") : "");
 		free(o);
 		return lperf_fail(L, err, -rc);
 	}

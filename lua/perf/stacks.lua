@@ -305,14 +305,22 @@ function M.from_records(src, sym, opts)
   local ents, index = {}, {}
   local last, lastkey
   local feeds = { MMAP = true, MMAP2 = true, FORK = true, EXIT = true, COMM = true }
-  local it = src:records()
+  local it
   local perf = package.loaded.perf
-  if perf and perf.unwound_records and M.is_dwarf(src, opts) then
-    -- DWARF samples unwound; unwound_records feeds sym the maps itself, in
-    -- the order the records come (a file opened ordered)
+  if perf and perf.symbolizer and M.is_dwarf(src, opts) then
+    -- DWARF samples unwound, callers as call sites (as perf keeps DWARF
+    -- chains); the unwinding feeds sym the maps itself, in the order the
+    -- records come (a file opened ordered): in C for a perf.File
     sym = sym or perf.symbolizer()
-    it = perf.unwound_records(src, { symbolizer = sym, call_sites = true })
+    local mt = getmetatable(src)
+    if type(src) == "userdata" and mt and mt.__name == "perf.File" then
+      it = src:records{ unwind = true, symbolizer = sym }
+    else
+      it = perf.unwound_records(src, { symbolizer = sym, call_sites = true })
+    end
     feeds = {}
+  else
+    it = src:records()
   end
   for rec in it do
     local t = rec.type

@@ -73,8 +73,12 @@ end
 
 -- Symbol of addr in pid: { name=, offset=, dso=, rel= } with [unknown]s.
 local function resolve(st, pid, addr)
-  local key = tostring(pid) .. ":" .. tostring(addr)
-  local r = st.cache[key]
+  local byaddr = st.cache[pid or -1]
+  if not byaddr then
+    byaddr = {}
+    st.cache[pid or -1] = byaddr
+  end
+  local r = byaddr[addr]
   if r then return r end
   r = { name = "[unknown]", dso = "[unknown]" }
   if st.sym then
@@ -90,7 +94,7 @@ local function resolve(st, pid, addr)
       r.dso = "[kernel.kallsyms]"
     end
   end
-  st.cache[key] = r
+  byaddr[addr] = r
   return r
 end
 
@@ -143,7 +147,13 @@ local function print_sample(out, st, rec, opts, name_width)
     out:write(table.concat(parts), "\n")
     for _, a in ipairs(rec.callchain) do
       local r = resolve(st, rec.pid, a)
-      out:write(string.format("\t%16s %s\n", chain_addr(r, a), symtext(r)))
+      -- the printed line is a function of (pid, addr): made once
+      local line = r.printed
+      if not line then
+        line = string.format("\t%16s %s\n", chain_addr(r, a), symtext(r))
+        r.printed = line
+      end
+      out:write(line)
     end
     -- an unwind that ran off the captured stack: perf ends it with -1
     if rec.unwind and rec.unwind.truncated then
@@ -264,13 +274,14 @@ function M.run(args)
     if ev.sample_type and math.floor(ev.sample_type / 4096) % 4 == 3 then st.dwarf = true end
   end
   opts.callchain = (has_chain or opts.force_callchain) and not opts.hide_callchain
-  -- DWARF files: user stacks unwound (perf.unwound_records), as perf script does
+  -- DWARF files: user stacks unwound in C as the records come (callers as
+  -- call sites, return address - 1, as perf prints DWARF chains); the
+  -- reader feeds the symbolizer then
   local function records(filter)
-    if opts.callchain and st.dwarf and perf.unwound_records and st.sym then
+    if opts.callchain and st.dwarf and st.sym then
       st.unwinder_feeds = true
-      -- callers as call sites (return address - 1), as perf prints DWARF chains
-      return perf.unwound_records({ records = function() return f:records(filter) end },
-        { symbolizer = st.sym, call_sites = true })
+      filter = filter or {}
+      filter.unwind, filter.symbolizer = true, st.sym
     end
     return f:records(filter)
   end
