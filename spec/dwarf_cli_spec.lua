@@ -235,6 +235,36 @@ describe("luaperf commands on --call-graph dwarf files", function()
     assert.has_error(function() f:profile() end, "attempt to use a closed perf.File")
   end)
 
+  it("f:records{unwind = true} unwinds in C as perf.unwound_records does in Lua", function()
+    local f = assert(perf.open(files.luaperf))
+    local lua_side = {}
+    for rec in perf.unwound_records(f, { call_sites = true }) do
+      if rec.type == "SAMPLE" then
+        lua_side[#lua_side + 1] = { chain = table.concat(rec.callchain, ","),
+          truncated = rec.unwind and rec.unwind.truncated, kernel = rec.callchain_kernel }
+      end
+    end
+    local i, users = 0, 0
+    -- a filter that drops the maps records: the unwinder still gets them
+    for rec in f:records{ unwind = true, type = "SAMPLE" } do
+      i = i + 1
+      local want = lua_side[i]
+      assert.are.equal(want.chain, table.concat(rec.callchain, ","))
+      assert.are.equal(want.kernel, rec.callchain_kernel)
+      assert.are.equal(want.truncated, rec.unwind.truncated)
+      assert.is_nil(rec.stack_user)
+      users = users + rec.unwind.user
+    end
+    assert.are.equal(#lua_side, i)
+    assert.is_true(users > 5 * i, "user frames: " .. users)
+    assert.has_error(function() f:records{ unwind = true, symbolizer = "x" } end,
+      "f:records: symbolizer must be an open perf.symbolizer")
+    f:close()
+    local u = assert(perf.open(files.luaperf, { unordered = true }))
+    assert.has_error(function() u:records{ unwind = true } end)
+    u:close()
+  end)
+
   it("gives the same stacks per sample (flame charts, speedscope) as aggregated", function()
     local stacks = require "perf.stacks"
     local folded = require "perf.folded"

@@ -26,7 +26,9 @@
  *                         callers as call sites (return address - 1), as
  *                         perf keeps DWARF chains.
  *                         opts: symbolizer = a perf.symbolizer fed with the
- *                         maps records (so a report needs no second pass),
+ *                         maps records (so a report needs no second pass;
+ *                         in the order read: time order unless the file
+ *                         was opened unordered and has no DWARF events),
  *                         comms = a table filled with tid -> comm,
  *                         mark_truncated = true: an unwind that ran off the
  *                         captured stack ends (at its root) with the address

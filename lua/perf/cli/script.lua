@@ -12,6 +12,13 @@
 -- payload), record(rec) for every other record, and finish().  Records have
 -- rec.comm, and rec.sym / rec.frames (symbolized ip and call chain) computed
 -- on first use.  Globals: perf, file (the perf.File), argv (script args).
+--
+-- Files recorded with --call-graph dwarf: call chains are unwound from each
+-- sample's registers and stack bytes (f:records{unwind = true}), callers as
+-- call sites (return address - 1) as perf script prints them, and a chain
+-- that ran off the captured stack ends with perf's ffffffffffffffff line;
+-- rec.unwind says so ({ truncated=, failed=, user=, kernel= }), and the
+-- records carry no regs_user / stack_user then (-G keeps them raw).
 local perf = require "perf"
 
 local USAGE = [==[
@@ -65,7 +72,7 @@ local function observe(st, rec)
     end
   end
   if st.sym and (t == "MMAP" or t == "MMAP2" or t == "COMM" or t == "FORK" or t == "EXIT") then
-    -- perf.unwound_records fed it already
+    -- the unwinding reader (f:records{unwind = true}) fed it already
     if not st.unwinder_feeds then st.sym:feed(rec) end
     st.cache = {}
   end
