@@ -117,7 +117,7 @@ static int run_folded(const char *path)
 			continue;
 		for (unsigned j = e.nr; j-- > e.nkernel;) {
 			struct sym_map m;
-			uint64_t a = e.addrs[j] - (j > e.nkernel);
+			uint64_t a = e.addrs[j];  /* callers already call sites */
 			if (symbolizer__find_map(sym, (uint32_t)e.pid, a, &m) == 0)
 				printf("%s+%" PRIx64, m.path, a - m.start + m.pgoff);
 			else

@@ -313,8 +313,8 @@ describe("dwarf call graphs", function()
       for e in prof:stacks() do
         local frames = {}
         for i = e.kernel + 1, #e.addrs do
+          -- callers are kept as call sites (return address - 1), as perf does
           local a = tonum(e.addrs[i])
-          if i > e.kernel + 1 then a = a - 1 end
           local m = syms:map(e.pid, a)
           if m then
             frames[#frames + 1] = { dso = m.path, off = a - tonum(m.start) + tonum(m.pgoff) }

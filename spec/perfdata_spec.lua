@@ -47,6 +47,44 @@ local function put(s, off, bytes)
   return s:sub(1, off) .. bytes .. s:sub(off + #bytes + 1)
 end
 
+-- Timed records delivered older than the newest one delivered before them
+-- (what stats.unordered must count), and every timed record's offset.
+local function older_than_delivered(f)
+  local newest, older, offs = 0, 0, {}
+  for rec in f:records() do
+    local t = rec.time
+    if t and t ~= 0 then
+      if t < newest then older = older + 1 else newest = t end
+      offs[#offs + 1] = rec.offset
+    end
+  end
+  return older, offs
+end
+
+local function times_of(f)
+  local t = {}
+  for rec in f:records{ type = "SAMPLE" } do t[#t + 1] = rec.time end
+  return t
+end
+
+-- A perf.data file with one cpu-clock event (sample_type IP|TID|TIME) and
+-- these records: a number is a SAMPLE at that time, "R" a FINISHED_ROUND.
+local function perfdata_with_times(list)
+  local function hdr(type, size) return string.char(type, 0, 0, 0, 0, 0, size, 0) end
+  local recs = {}
+  for i, t in ipairs(list) do
+    if t == "R" then
+      recs[#recs + 1] = hdr(68, 8)
+    else   -- ip, pid/tid 42, time
+      recs[#recs + 1] = hdr(9, 32) .. u64(0x400000 + i) .. u64(42 + 42 * 2^32) .. u64(t)
+    end
+  end
+  local data = table.concat(recs)
+  local attr = u64(1 + 64 * 2^32) .. u64(0) .. u64(1000) .. u64(7) .. u64(0):rep(4)
+  return "PERFILE2" .. u64(104) .. u64(80) .. u64(104) .. u64(80) .. u64(184) .. u64(#data) ..
+    u64(0) .. u64(0) .. u64(0):rep(4) .. attr .. u64(0) .. u64(0) .. data
+end
+
 describe("perf.open on files recorded by perf", function()
   it("-g: every sample (pid, tid, time, period, ip, call chain) equals perf script", function()
     local p = file("g.data", "-e cpu-clock -c 100000 -g -- " .. shaped .. " 60")
@@ -154,25 +192,72 @@ describe("perf.open on files recorded by perf", function()
     local p = file("lost.data", "-m 1 -e cpu-clock -c 10000 -g -- " .. shaped .. " 100")
     local f = assert(perf.open(p))
     local s = f:scan()
+    local older, offs = older_than_delivered(f)
     f:close()
-    -- a 4 KiB queue cannot hold a round: half is flushed whenever it fills
+    -- perf's rounds hold: with room for a round, strict time order
+    assert.are.equal(0, s.forced_flushes)
+    assert.are.equal(0, s.unordered)
+    assert.are.equal(0, older)
+    -- A 4 KiB queue cannot hold a round: half is flushed whenever it fills.
+    -- A round holds one ring after another, so after a migration the next
+    -- ring's records can be older than what was flushed: those come late,
+    -- and exactly those are counted as unordered.
     local small = assert(perf.open(p, { max_queue = 4096 }))
     local s2 = small:scan()
-    local last, back = 0, 0
-    for rec in small:records{ type = "SAMPLE" } do
-      if rec.time < last then back = back + 1 end
-      last = rec.time
-    end
+    local older2, offs2 = older_than_delivered(small)
     small:close()
     assert.are.equal(s.records, s2.records)
     assert.are.same(s.by_type, s2.by_type)
     assert.is_true(s2.forced_flushes > 0)
-    assert.are.equal(0, s.forced_flushes)
-    assert.are.equal(0, back)
+    assert.are.equal(s2.unordered, older2)
+    table.sort(offs)
+    table.sort(offs2)
+    assert.are.same(offs, offs2)
     local raw = assert(perf.open(p, { unordered = true }))
     local s3 = raw:scan()
     raw:close()
     assert.are.same(s.by_type, s3.by_type)
+  end)
+
+  -- Built files: SAMPLE records with the times given, "R" a FINISHED_ROUND.
+  it("time ordering, built cases: rounds, a forced flush, and what is counted as unordered", function()
+    -- two rings in one round, the second older: a 1-byte queue must flush early
+    local p = dir .. "/rings.data"
+    util.write(p, perfdata_with_times{ 10, 20, 30, 40, 15, 25, 35, 45, "R" })
+    local f = assert(perf.open(p))
+    assert.are.same({ 10, 15, 20, 25, 30, 35, 40, 45 }, times_of(f))
+    local s = f:scan()
+    assert.are.equal(0, s.forced_flushes)
+    assert.are.equal(0, s.unordered)
+    f:close()
+    f = assert(perf.open(p, { max_queue = 1 }))
+    local got = times_of(f)
+    s = f:scan()
+    local older = older_than_delivered(f)
+    f:close()
+    local sorted = {}
+    for i, t in ipairs(got) do sorted[i] = t end
+    table.sort(sorted)
+    assert.are.same({ 10, 15, 20, 25, 30, 35, 40, 45 }, sorted)
+    assert.is_true(s.forced_flushes > 0)
+    assert.is_true(s.unordered > 0)
+    assert.are.equal(s.unordered, older)
+    f = assert(perf.open(p, { unordered = true }))
+    assert.are.same({ 10, 20, 30, 40, 15, 25, 35, 45 }, times_of(f))
+    f:close()
+
+    -- perf's round rule: a round flushes up to the previous round's newest
+    -- time; records older than what was delivered (a broken file) come as
+    -- soon as their round allows, each counted, even after an unordered one
+    p = dir .. "/rounds.data"
+    util.write(p, perfdata_with_times{ 10, 20, "R", "R", 15, 18, 40, "R", 19 })
+    f = assert(perf.open(p))
+    assert.are.same({ 10, 20, 15, 18, 19, 40 }, times_of(f))
+    s = f:scan()
+    assert.are.equal(3, s.unordered)
+    assert.are.equal(3, older_than_delivered(f))
+    assert.are.equal(0, s.forced_flushes)
+    f:close()
   end)
 
   it("compressed (-z): decompressed with zstd, samples equal perf script", function()

@@ -74,7 +74,8 @@ struct perfdata {
 	struct qent *q;
 	size_t q_head, q_sorted, q_n, q_cap;
 	size_t q_bytes;
-	uint64_t seq, max_ts, next_flush, limit, last_flush;
+	uint64_t seq, max_ts, next_flush, limit;
+	uint64_t last_flush;         /* the newest time delivered so far */
 	int flushing;
 
 	uint8_t *bounce;            /* aligned copy of a misaligned record */

@@ -899,7 +899,11 @@ int perfdata__next(struct perfdata *pd, struct perfdata_rec *out)
 			if (pd->q_head < pd->q_n && pd->q[pd->q_head].time <= pd->limit) {
 				struct qent *q = &pd->q[pd->q_head++];
 				pd->q_bytes -= q->size + sizeof *q;
-				pd->last_flush = q->time;
+				/* A high-water mark (perf keeps the last time, which an
+				 * unordered record lowers): then "unordered" counts exactly
+				 * the records delivered older than one delivered before. */
+				if (q->time > pd->last_flush)
+					pd->last_flush = q->time;
 				/* the delivered record's chunk ref moves to held */
 				return deliver(pd, out, q->p, q->size, q->size, q->offset, q->time, q->chunk);
 			}

@@ -108,6 +108,14 @@ int unwind__sample(struct unwinder *u, struct symbolizer *sym,
 		   const struct record_sample *s, uint64_t *out_ips, size_t max,
 		   unsigned *status);
 
+/*
+ * Turns the user callers of an unwind__sample chain (return addresses)
+ * into call sites (the byte before), as perf keeps DWARF chains: a call
+ * that ends its function (noreturn) is then named after its own function.
+ * Every profile of unwound stacks stores them so (unwind_profile.c).
+ */
+void unwind__call_sites(uint64_t *chain, size_t n);
+
 /* Whether samples of attr carry what unwinding needs (regs + stack). */
 int unwind__wants(const struct perf_event_attr *attr);
 

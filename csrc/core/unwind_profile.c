@@ -23,6 +23,23 @@ int unwind__wants(const struct perf_event_attr *attr)
 	return attr && (attr->sample_type & need) == need && attr->sample_regs_user != 0;
 }
 
+void unwind__call_sites(uint64_t *chain, size_t n)
+{
+	size_t i;
+	int user = 0, first = 0;
+
+	for (i = 0; i < n; i++) {
+		if (chain[i] >= PERF_CONTEXT_MAX) {
+			user = chain[i] == PERF_CONTEXT_USER;
+			first = user;
+			continue;
+		}
+		if (user && !first && chain[i] > 0)
+			chain[i]--;
+		first = 0;
+	}
+}
+
 int unwind__add_record(struct unwinder *u, struct symbolizer *sym, struct stacktab *st,
 		       const struct record *r, const struct evtab *t, unsigned *status)
 {
@@ -57,6 +74,7 @@ int unwind__add_record(struct unwinder *u, struct symbolizer *sym, struct stackt
 		free(chain);
 		return stacktab__add_record(st, r, t);
 	}
+	unwind__call_sites(chain, (size_t)n);
 	copy = *r;
 	copy.s.type |= PERF_SAMPLE_CALLCHAIN;
 	copy.s.callchain = chain;

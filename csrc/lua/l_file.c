@@ -413,6 +413,8 @@ static int unwind_chain(struct profiler *p, struct symbolizer *sym, const struct
 	    !(r->s.type & PERF_SAMPLE_REGS_USER) || !(r->s.type & PERF_SAMPLE_STACK_USER))
 		return 0;
 	n = unwind__sample(p->u, sym, attr, &r->s, p->chain, MAX_CHAIN - 1, status);
+	if (n > 0)
+		unwind__call_sites(p->chain, (size_t)n);
 	for (i = 0; i < n; i++) {
 		if (p->chain[i] == (uint64_t)PERF_CONTEXT_USER)
 			user = i;
@@ -420,8 +422,6 @@ static int unwind_chain(struct profiler *p, struct symbolizer *sym, const struct
 			continue;
 		else if (user < 0)
 			nk++;
-		else if (i > user + 1 && p->chain[i] > 0)
-			p->chain[i]--;
 	}
 	if (nkernel)
 		*nkernel = nk;

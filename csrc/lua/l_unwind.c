@@ -249,6 +249,7 @@ static int uw_add(lua_State *L)
 	n = unwind__sample(w->u, sym, &ls->attr, &ls->s, chain, MAX_CHAIN, &status);
 	if (n < 0)
 		return lperf_fail(L, "the record cannot be unwound (no user registers or stack)", -n);
+	unwind__call_sites(chain, (size_t)n);
 	/* Markers out, in place: the table wants addresses and a kernel count. */
 	for (int i = 0; i < n; i++) {
 		if (chain[i] >= PERF_CONTEXT_MAX) {
