@@ -152,6 +152,21 @@ static void scan_sections(Elf *elf, struct elf_info *in)
 	in->debuglink = dwelf_elf_gnu_debuglink(elf, &in->crc);
 }
 
+/* A NOTYPE symbol perf counts as a function: visible, in an executable section. */
+static int is_code_label(Elf *elf, const GElf_Sym *s)
+{
+	unsigned vis = GELF_ST_VISIBILITY(s->st_other);
+	Elf_Scn *scn;
+	GElf_Shdr sh;
+
+	if (s->st_shndx == SHN_ABS || s->st_shndx >= SHN_LORESERVE ||
+	    vis == STV_HIDDEN || vis == STV_INTERNAL)
+		return 0;
+	scn = elf_getscn(elf, s->st_shndx);
+	return scn != NULL && gelf_getshdr(scn, &sh) != NULL &&
+	       sh.sh_type == SHT_PROGBITS && (sh.sh_flags & SHF_EXECINSTR);
+}
+
 static int add_symbols(struct dso *d, Elf *elf, Elf_Scn *scn)
 {
 	GElf_Shdr sh;
@@ -174,12 +189,21 @@ static int add_symbols(struct dso *d, Elf *elf, Elf_Scn *scn)
 			break;
 		type = GELF_ST_TYPE(s.st_info);
 		bind = GELF_ST_BIND(s.st_info);
-		/* perf's rule: functions only, defined, named. */
-		if ((type != STT_FUNC && type != STT_GNU_IFUNC) ||
-		    s.st_shndx == SHN_UNDEF || s.st_name == 0)
+		/* perf's rule: functions, and labels in code (asm entry points
+		 * such as ld.so's _start), defined and named. */
+		if (s.st_shndx == SHN_UNDEF || s.st_name == 0)
 			continue;
+		if (type == STT_NOTYPE) {
+			if (!is_code_label(elf, &s))
+				continue;
+		} else if (type != STT_FUNC && type != STT_GNU_IFUNC) {
+			continue;
+		}
 		name = elf_strptr(elf, sh.sh_link, s.st_name);
 		if (name == NULL || name[0] == '\0')
+			continue;
+		/* Assembler-local labels and mapping symbols are not functions. */
+		if (type == STT_NOTYPE && (name[0] == '$' || strncmp(name, ".L", 2) == 0))
 			continue;
 		prio = bind == STB_GLOBAL ? SYMTAB_GLOBAL :
 		       bind == STB_WEAK ? SYMTAB_WEAK : SYMTAB_LOCAL;

@@ -139,6 +139,9 @@ int perfdata__enqueue(struct perfdata *pd, const uint8_t *p, uint32_t size, uint
 		pd->q = q;
 		pd->q_cap = n;
 	}
+	/* Older than a record already delivered: it comes late (perf's "out of
+	 * order event"), only possible after a forced flush or in a file whose
+	 * rounds lie. */
 	if (time < pd->last_flush)
 		pd->stats.unordered++;
 	if (time > pd->max_ts)
