@@ -193,6 +193,27 @@ describe("symbolizer", function()
     sym:close()
   end)
 
+  it("names assembler labels in code (NOTYPE symbols) as perf does", function()
+    -- An entry point written in asm has no type and no size (ld.so's
+    -- _start); perf counts it as a function that runs to the next symbol.
+    local bin = util.cc([[
+      #include <signal.h>
+      __asm__(".text\n.globl asm_entry\nasm_entry:\n nop\n nop\n ret\n");
+      void asm_entry(void);
+      int main(void) { raise(SIGSTOP); asm_entry(); return 0; }
+    ]], "-O1 -g", "label")
+    local pid = run(bin)
+    local sym = perf.symbolizer()
+    assert.is_true(sym:load(pid))
+    local nm = util.sh("nm " .. q(bin))
+    local a = assert(nm:match("(%x+) T asm_entry"), nm)
+    local bias = load_bias(pid, bin)
+    local r = assert(sym:resolve(pid, bias + tonumber(a, 16) + 1))
+    assert.are.equal("asm_entry", r.name)
+    assert.are.equal(1, r.offset)
+    sym:close()
+  end)
+
   it("resolves a non-PIE executable like nm and addr2line", function()
     local pid = run(dir .. "/nopie")
     local sym = perf.symbolizer()

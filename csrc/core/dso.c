@@ -163,8 +163,9 @@ static int is_code_label(Elf *elf, const GElf_Sym *s)
 	    vis == STV_HIDDEN || vis == STV_INTERNAL)
 		return 0;
 	scn = elf_getscn(elf, s->st_shndx);
+	/* (A separate debug file keeps the flags of .text, as NOBITS.) */
 	return scn != NULL && gelf_getshdr(scn, &sh) != NULL &&
-	       sh.sh_type == SHT_PROGBITS && (sh.sh_flags & SHF_EXECINSTR);
+	       (sh.sh_flags & SHF_EXECINSTR);
 }
 
 static int add_symbols(struct dso *d, Elf *elf, Elf_Scn *scn)

@@ -170,7 +170,7 @@ const char *perfdata__errmsg(const struct perfdata *pd);
 /* Counters over what was read so far. */
 struct perfdata_stats {
 	uint64_t records, bytes, compressed_records, decompressed_bytes;
-	uint64_t unordered;             /* older than the last flush (perf's
+	uint64_t unordered;             /* older than a record already delivered (perf's
 	                                   "out of order events") */
 	uint64_t forced_flushes;        /* queue bound reached */
 };
