@@ -335,7 +335,7 @@ static int debug_file_matches(const char *path, const uint8_t *bid, size_t bid_s
 
 	if (fd < 0)
 		return 0;
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (elf != NULL && elf_kind(elf) == ELF_K_ELF) {
 		uint8_t b[20];
 		size_t n = read_build_id(elf, b);
@@ -450,7 +450,7 @@ static int load_elf(struct dso *d, Elf *elf)
 	}
 	if (d->debug_path != NULL) {
 		int fd = dso__open_regular(d->debug_path);
-		Elf *de = fd >= 0 ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
+		Elf *de = fd >= 0 ? elf_begin(fd, ELF_C_READ, NULL) : NULL;
 		struct elf_info din;
 		rc = 1;
 		if (de != NULL && elf_kind(de) == ELF_K_ELF) {
@@ -535,7 +535,9 @@ struct dso *dso_cache__get(struct dso_cache *c, const char *path,
 	d->dev = st.st_dev;
 	d->ino = st.st_ino;
 	d->mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	/* Read, not mapped (ELF_C_READ): a binary rebuilt in place while we
+	 * load it gives read errors, not SIGBUS. */
+	elf = elf_begin(fd, ELF_C_READ, NULL);
 	rc = elf != NULL ? load_elf(d, elf) : -ENOEXEC;
 	elf_end(elf);
 	close(fd);

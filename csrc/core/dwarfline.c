@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <dwarf.h>
 #include <elfutils/libdw.h>
+#include <libelf.h>
 #include "dwarfline.h"
 #include "dso.h"
 #include "demangle.h"
@@ -35,6 +36,7 @@ struct name_ent {
 
 struct dwarfline {
 	int fd;
+	Elf *elf;
 	Dwarf *dw;
 	struct line_slot cache[LINE_CACHE];
 	struct name_ent *names[NAME_BUCKETS];
@@ -54,9 +56,17 @@ struct dwarfline *dwarfline__open(const char *path, int *errp)
 		free(dl);
 		return NULL;
 	}
-	dl->dw = dwarf_begin(dl->fd, DWARF_C_READ);
+	/*
+	 * Read, not mapped: the Dwarf stays open across lookups, and a file
+	 * truncated under a mapping (a binary rebuilt in place) would kill the
+	 * process with SIGBUS; a read fails with an error instead.
+	 */
+	dl->elf = elf_begin(dl->fd, ELF_C_READ, NULL);
+	dl->dw = dl->elf != NULL ? dwarf_begin_elf(dl->elf, DWARF_C_READ, NULL) : NULL;
 	if (dl->dw == NULL) {
 		*errp = -ENODATA;
+		if (dl->elf != NULL)
+			elf_end(dl->elf);
 		close(dl->fd);
 		free(dl);
 		return NULL;
@@ -79,6 +89,7 @@ void dwarfline__delete(struct dwarfline *dl)
 		}
 	}
 	dwarf_end(dl->dw);
+	elf_end(dl->elf);
 	close(dl->fd);
 	free(dl);
 }

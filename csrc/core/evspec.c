@@ -163,29 +163,29 @@ static int apply_modifiers(struct ctx *c, const char *mods)
 		switch (*p) {
 		case 'u':
 			if (!exclude)
-				exclude = eu = ek = eh = 1;
+				exclude = ek = eh = 1;
 			if (!exclude_GH)
 				eG = 1;
 			eu = 0;
 			break;
 		case 'k':
 			if (!exclude)
-				exclude = eu = ek = eh = 1;
+				exclude = eu = eh = 1;
 			ek = 0;
 			break;
 		case 'h':
 			if (!exclude)
-				exclude = eu = ek = eh = 1;
+				exclude = eu = ek = 1;
 			eh = 0;
 			break;
 		case 'G':
 			if (!exclude_GH)
-				exclude_GH = eG = eH = 1;
+				exclude_GH = eH = 1;
 			eG = 0;
 			break;
 		case 'H':
 			if (!exclude_GH)
-				exclude_GH = eG = eH = 1;
+				exclude_GH = eG = 1;
 			eH = 0;
 			break;
 		case 'I':

@@ -15,7 +15,8 @@ struct evtab_event {
 
 struct evtab_slot {
 	uint64_t id;
-	int idx;          /* -1: empty */
+	int idx;
+	int used;         /* 0: empty, so a calloc'ed table starts empty */
 };
 
 struct evtab {
@@ -80,10 +81,11 @@ static void put(struct evtab_slot *s, size_t n, uint64_t id, int idx)
 {
 	size_t i = hash(id) & (n - 1);
 
-	while (s[i].idx >= 0 && s[i].id != id)
+	while (s[i].used && s[i].id != id)
 		i = (i + 1) & (n - 1);
 	s[i].id = id;
 	s[i].idx = idx;
+	s[i].used = 1;
 }
 
 int evtab__add_id(struct evtab *t, int idx, uint64_t id)
@@ -92,13 +94,11 @@ int evtab__add_id(struct evtab *t, int idx, uint64_t id)
 		return -EINVAL;
 	if ((t->nids + 1) * 2 > t->nslots) {
 		size_t n = t->nslots ? t->nslots * 2 : 16, i;
-		struct evtab_slot *s = malloc(n * sizeof *s);
+		struct evtab_slot *s = calloc(n, sizeof *s);
 		if (!s)
 			return -ENOMEM;
-		for (i = 0; i < n; i++)
-			s[i].idx = -1;
 		for (i = 0; i < t->nslots; i++)
-			if (t->slots[i].idx >= 0)
+			if (t->slots[i].used)
 				put(s, n, t->slots[i].id, t->slots[i].idx);
 		free(t->slots);
 		t->slots = s;
@@ -134,7 +134,7 @@ int evtab__lookup(const struct evtab *t, uint64_t id)
 	if (!t->nslots)
 		return -1;
 	i = hash(id) & (t->nslots - 1);
-	while (t->slots[i].idx >= 0) {
+	while (t->slots[i].used) {
 		if (t->slots[i].id == id)
 			return t->slots[i].idx;
 		i = (i + 1) & (t->nslots - 1);

@@ -23,6 +23,7 @@ ssize_t perf_sys__read_file(const char *path, char *buf, size_t size)
 
 	if (size == 0)
 		return -EINVAL;
+	buf[0] = '\0';  /* a string on every path, even failed ones */
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;

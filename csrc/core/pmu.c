@@ -19,7 +19,7 @@ const char *pmu__root(void)
 static int safe_component(const char *s)
 {
 	size_t n = strlen(s);
-	return n > 0 && n < PMU_NAME_MAX * 4 && strchr(s, '/') == NULL &&
+	return n > 0 && n < (size_t)PMU_NAME_MAX * 4 && strchr(s, '/') == NULL &&
 	       strcmp(s, ".") != 0 && strcmp(s, "..") != 0;
 }
 

@@ -63,7 +63,7 @@ struct cur {
 };
 
 __attribute__((format(printf, 2, 3)))
-static int fail(struct cur *c, const char *fmt, ...)
+static void set_err(struct cur *c, const char *fmt, ...)
 {
 	if (c->err && c->errlen) {
 		int n = snprintf(c->err, c->errlen, "%s record: ", record__type_name(c->type));
@@ -73,15 +73,18 @@ static int fail(struct cur *c, const char *fmt, ...)
 			vsnprintf(c->err + n, c->errlen - (size_t)n, fmt, ap);
 		va_end(ap);
 	}
-	return -EINVAL;
 }
+
+/* Record the message and yield -EINVAL; a macro so that the static analyzer,
+ * which does not inline variadic functions, sees the constant result. */
+#define FAIL(c, ...) (set_err((c), __VA_ARGS__), -EINVAL)
 
 static inline size_t left(const struct cur *c) { return c->end - c->off; }
 
 static inline int u64(struct cur *c, uint64_t *v, const char *what)
 {
 	if (left(c) < 8)
-		return fail(c, "%s does not fit (%zu bytes left)", what, left(c));
+		return FAIL(c, "%s does not fit (%zu bytes left)", what, left(c));
 	memcpy(v, c->p + c->off, 8);
 	c->off += 8;
 	return 0;
@@ -90,7 +93,7 @@ static inline int u64(struct cur *c, uint64_t *v, const char *what)
 static inline int u32pair(struct cur *c, uint32_t *a, uint32_t *b, const char *what)
 {
 	if (left(c) < 8)
-		return fail(c, "%s does not fit (%zu bytes left)", what, left(c));
+		return FAIL(c, "%s does not fit (%zu bytes left)", what, left(c));
 	memcpy(a, c->p + c->off, 4);
 	memcpy(b, c->p + c->off + 4, 4);
 	c->off += 8;
@@ -101,7 +104,7 @@ static inline int u32pair(struct cur *c, uint32_t *a, uint32_t *b, const char *w
 static int u64s(struct cur *c, uint64_t n, const uint64_t **out, const char *what)
 {
 	if (n > left(c) / 8)
-		return fail(c, "%s claims %llu u64s, only %zu bytes left", what,
+		return FAIL(c, "%s claims %llu u64s, only %zu bytes left", what,
 			    (unsigned long long)n, left(c));
 	*out = (const uint64_t *)(const void *)(c->p + c->off);
 	c->off += (size_t)n * 8;
@@ -111,7 +114,7 @@ static int u64s(struct cur *c, uint64_t n, const uint64_t **out, const char *wha
 static int bytes(struct cur *c, uint64_t n, const void **out, const char *what)
 {
 	if (n > left(c))
-		return fail(c, "%s claims %llu bytes, only %zu left", what,
+		return FAIL(c, "%s claims %llu bytes, only %zu left", what,
 			    (unsigned long long)n, left(c));
 	*out = c->p + c->off;
 	c->off += (size_t)n;
@@ -124,7 +127,7 @@ static int string(struct cur *c, const char **out, const char *what)
 {
 	const uint8_t *s = c->p + c->off;
 	if (!memchr(s, 0, left(c)))
-		return fail(c, "%s is not NUL-terminated within the record", what);
+		return FAIL(c, "%s is not NUL-terminated within the record", what);
 	*out = (const char *)s;
 	c->off = c->end;
 	return 0;
@@ -149,7 +152,7 @@ static int read_values(struct cur *c, uint64_t rf, struct record_read *rd)
 		rd->id_at = id ? 1 : 0;
 		rd->lost_at = lost ? 1 + id : 0;
 		if (rd->nr > left(c) / 8 / rd->stride)
-			return fail(c, "read group of %llu values does not fit",
+			return FAIL(c, "read group of %llu values does not fit",
 				    (unsigned long long)rd->nr);
 		return u64s(c, rd->nr * rd->stride, &rd->values, "read values");
 	}
@@ -213,14 +216,14 @@ static int sample(struct cur *c, const struct perf_event_attr *a, struct record_
 	}
 	if (st & PERF_SAMPLE_RAW) {
 		if (left(c) < 4)
-			return fail(c, "raw size does not fit");
+			return FAIL(c, "raw size does not fit");
 		memcpy(&s->raw_size, c->p + c->off, 4);
 		c->off += 4;
 		if (bytes(c, s->raw_size, &s->raw, "raw data"))
 			return -EINVAL;
 		/* The kernel pads size+data to u64s; anything else is a bad record. */
 		if (c->off & 7)
-			return fail(c, "raw size %u leaves the record misaligned", s->raw_size);
+			return FAIL(c, "raw size %u leaves the record misaligned", s->raw_size);
 	}
 	if (st & PERF_SAMPLE_BRANCH_STACK) {
 		const uint64_t *br = NULL;
@@ -230,7 +233,7 @@ static int sample(struct cur *c, const struct perf_event_attr *a, struct record_
 		    u64(c, &s->branch_hw_idx, "branch hw_idx"))
 			return -EINVAL;
 		if (s->nr_branches > left(c) / sizeof(struct perf_branch_entry))
-			return fail(c, "branch stack of %llu entries does not fit",
+			return FAIL(c, "branch stack of %llu entries does not fit",
 				    (unsigned long long)s->nr_branches);
 		if (u64s(c, s->nr_branches * 3, &br, "branch entries"))
 			return -EINVAL;
@@ -249,7 +252,7 @@ static int sample(struct cur *c, const struct perf_event_attr *a, struct record_
 			    u64(c, &s->stack_user_dyn_size, "stack_user dyn_size"))
 				return -EINVAL;
 			if (s->stack_user_dyn_size > s->stack_user_size)
-				return fail(c, "stack_user dyn_size %llu exceeds size %llu",
+				return FAIL(c, "stack_user dyn_size %llu exceeds size %llu",
 					    (unsigned long long)s->stack_user_dyn_size,
 					    (unsigned long long)s->stack_user_size);
 		}
@@ -279,11 +282,11 @@ static int sample(struct cur *c, const struct perf_event_attr *a, struct record_
 			return -EINVAL;
 		v = c->off;
 		if (v & 7)
-			return fail(c, "aux size %llu leaves the record misaligned",
+			return FAIL(c, "aux size %llu leaves the record misaligned",
 				    (unsigned long long)s->aux_size);
 	}
 	if (left(c))
-		return fail(c, "%zu bytes left after the fields of sample_type 0x%llx",
+		return FAIL(c, "%zu bytes left after the fields of sample_type 0x%llx",
 			    left(c), (unsigned long long)st);
 	return 0;
 }
@@ -303,7 +306,7 @@ static int trailer(struct cur *c, uint64_t st, struct record_sample *s)
 	uint32_t res;
 
 	if (left(c) < n)
-		return fail(c, "sample_id trailer (%zu bytes) does not fit", n);
+		return FAIL(c, "sample_id trailer (%zu bytes) does not fit", n);
 	t = *c;
 	t.off = c->end - n;
 	c->end = t.off;
@@ -384,7 +387,7 @@ static int body(struct cur *c, const struct evtab *t, struct record *r)
 				r->u.mmap.build_id_size = bb[0];
 				r->u.mmap.build_id = bb + 4;
 				if (bb[0] > 20)
-					return fail(c, "build id size %u exceeds 20", bb[0]);
+					return FAIL(c, "build id size %u exceeds 20", bb[0]);
 			} else {
 				memcpy(&r->u.mmap.maj, b, 4);
 				memcpy(&r->u.mmap.min, (const uint8_t *)b + 4, 4);
@@ -421,7 +424,7 @@ static int body(struct cur *c, const struct evtab *t, struct record *r)
 			return -EINVAL;
 		a = t && r->evidx >= 0 ? evtab__attr(t, r->evidx) : NULL;
 		if (!a)
-			return fail(c, "no event attr to decode its read_format");
+			return FAIL(c, "no event attr to decode its read_format");
 		return read_values(c, a->read_format, &r->u.read.read);
 	}
 	case PERF_RECORD_AUX:
@@ -443,7 +446,7 @@ static int body(struct cur *c, const struct evtab *t, struct record *r)
 		    u64(c, &r->u.namespaces.nr, "nr_namespaces"))
 			return -EINVAL;
 		if (r->u.namespaces.nr > left(c) / 16)
-			return fail(c, "%llu namespaces do not fit",
+			return FAIL(c, "%llu namespaces do not fit",
 				    (unsigned long long)r->u.namespaces.nr);
 		return u64s(c, r->u.namespaces.nr * 2, &r->u.namespaces.link_info, "link_info");
 	case PERF_RECORD_KSYMBOL: {
@@ -532,16 +535,16 @@ int record__decode(const struct evtab *t, const void *buf, size_t len,
 		err[0] = 0;
 	if (len < sizeof h) {
 		c.type = 0;
-		return fail(&c, "%zu bytes cannot hold a record header", len);
+		return FAIL(&c, "%zu bytes cannot hold a record header", len);
 	}
 	memcpy(&h, buf, sizeof h);
 	c.type = h.type;
 	if (h.size < sizeof h || h.size > len)
-		return fail(&c, "size %u outside the %zu bytes available (minimum 8)",
+		return FAIL(&c, "size %u outside the %zu bytes available (minimum 8)",
 			    h.size, len);
 	/* Arrays are handed out as u64 pointers into the buffer. */
 	if ((uintptr_t)buf & 7)
-		return fail(&c, "record buffer is not 8-byte aligned");
+		return FAIL(&c, "record buffer is not 8-byte aligned");
 
 	zero_sample(&out->s);
 	out->type = h.type;
@@ -564,8 +567,8 @@ int record__decode(const struct evtab *t, const void *buf, size_t len,
 	if (h.type == PERF_RECORD_SAMPLE) {
 		if (!a) {
 			if (!t || evtab__count(t) == 0)
-				return fail(&c, "no event attrs to decode it with");
-			return fail(&c, "its sample id matches no known event");
+				return FAIL(&c, "no event attrs to decode it with");
+			return FAIL(&c, "its sample id matches no known event");
 		}
 		return sample(&c, a, &out->s);
 	}

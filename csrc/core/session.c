@@ -100,7 +100,7 @@ static int threads_of(pid_t pid, pid_t **out, int *n)
 			if (*end || v <= 0)
 				continue;
 			if (cnt == cap) {
-				pid_t *nt = realloc(t, 2 * cap * sizeof *t);
+				pid_t *nt = realloc(t, 2 * (size_t)cap * sizeof *t);
 				if (!nt) {
 					closedir(d);
 					free(t);

@@ -36,7 +36,7 @@ void lperf_push_evspec(lua_State *L, const struct evspec *ev)
 	lperf_setbool(L, "exclude_host", a->exclude_host);
 	lperf_setbool(L, "exclude_guest", a->exclude_guest);
 	lperf_setbool(L, "exclude_idle", a->exclude_idle);
-	lperf_setint(L, "precise_ip", a->precise_ip);
+	lperf_setint(L, "precise_ip", (lua_Integer)a->precise_ip);
 	lperf_setbool(L, "precise_max", ev->precise_max);
 	lperf_setbool(L, "sample_read", ev->sample_read);
 	lperf_setbool(L, "pinned", a->pinned);
@@ -149,7 +149,7 @@ static int l_list(lua_State *L)
 	p = e->data;
 	end = e->data + e->len;
 	for (i = 1; p != NULL && p < end; i++) {
-		int kind = p[0], available = p[1];
+		int kind = (unsigned char)p[0], available = (unsigned char)p[1];
 		const char *name, *alias, *pmu, *desc;
 
 		p += 2;

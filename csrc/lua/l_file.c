@@ -223,7 +223,7 @@ static void push_strlist(lua_State *L, const char *k, const char **v, unsigned n
 
 static int has(const struct perfdata_info *in, int feat)
 {
-	return (in->features[feat / 64] >> (feat % 64)) & 1;
+	return ((in->features[feat / 64] >> (feat % 64)) & 1) != 0;
 }
 
 static void push_hex(lua_State *L, const uint8_t *p, size_t n)

@@ -506,7 +506,7 @@ static size_t put(char *buf, size_t n, const char *s)
 		return n;
 	if (n > 0)
 		buf[n++] = FRAME_SEP;
-	memcpy(buf + n, s, len);
+	memcpy(buf + n, s, len + 1);  /* with the NUL: the check above left room */
 	return n + len;
 }
 
@@ -686,7 +686,7 @@ static int on_record(void *arg, const struct perf_event_header *h)
 	memset(delta, 0, sizeof delta);
 	if (p->nctr > 0 && r.s.read.nr == 1 + p->nctr) {
 		for (k = 0; k < p->nctr; k++)
-			ctr[k] = r.s.read.values[(k + 1) * r.s.read.stride];
+			ctr[k] = r.s.read.values[(size_t)(k + 1) * r.s.read.stride];
 		if (p->have_last)
 			for (k = 0; k < p->nctr; k++)
 				delta[k] = ctr[k] - p->last[k + 1];
