@@ -10,3 +10,4 @@ sh bench/decode.sh
 sh bench/luaprofile.sh
 sh bench/perfdata.sh
 sh bench/dwarf_cli.sh
+sh bench/record_overhead.sh

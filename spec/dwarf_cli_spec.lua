@@ -128,7 +128,7 @@ describe("luaperf commands on --call-graph dwarf files", function()
     assert(ok, out)
     files.luaperf = dir .. "/luaperf.data"
     out, ok = util.luaperf("record -e cpu-clock --call-graph dwarf -F 999 -o " ..
-      files.luaperf .. " -- " .. prog .. " 600 2>&1")
+      files.luaperf .. " -- " .. util.target(prog .. " 600") .. " 2>&1")
     assert(ok, out)
     files.fp = dir .. "/fp.data"
     out, ok = util.perf("record -q -e cpu-clock -g -F 999 -o " .. files.fp .. " " ..

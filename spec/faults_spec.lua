@@ -700,7 +700,10 @@ describe("faults: unprivileged sampling (nobody, perf_event_paranoid 2)", functi
       print("KERNEL", tostring(k), kerr, kmsg)
     ]])
     assert.truthy(out:find("PROFILE\thot_loop", 1, true), out)
-    assert.truthy(out:find("KERNEL\tnil\t13\t[^\n]*perf_event_paranoid"), out)
+    assert.truthy(out:find("KERNEL\tnil\t13\t[^\n]*perf_event_paranoid is 2: kernel profiling needs"), out)
+    -- luaprofile has no :u modifier: its way to user space only is kernel=false
+    assert.truthy(out:find("KERNEL[^\n]*drop kernel=true to profile user space only", 1), out)
+    assert.is_nil(out:find("KERNEL[^\n]*add :u", 1), out)
   end)
 end)
 

@@ -353,7 +353,48 @@ print("msg=" .. tostring(msg))
       assert.are.equal("nil", f.kernel, out)
       assert.are.equal(13, f.errno, out)
       assert.truthy(f.msg:find("drop kernel=true", 1, true), out)
+      -- errmsg.c's paranoid explanation, with luaprofile's advice, not :u's
+      assert.truthy(f.msg:find("perf_event_paranoid is %d"), out)
+      assert.is_nil(f.msg:find("add :u", 1, true), out)
     end
+    if tonumber(util.read("/proc/sys/kernel/perf_event_paranoid")) == 2 then
+      assert.truthy(f.msg:find("perf_event_paranoid is 2: kernel profiling needs CAP_PERFMON " ..
+        "(or root) or kernel.perf_event_paranoid<=1; drop kernel=true to profile user space only",
+        1, true), out)
+    end
+  end)
+
+  it("allows 64 open at once, says so on the 65th, and collects unreferenced ones to make room", function()
+    -- With the collector stopped only lp_new's own collection frees slots.
+    local out = run("limit", [[
+local perf = require "perf"
+collectgarbage("stop")
+local t = {}
+for i = 1, 64 do t[i] = assert(perf.luaprofile{ freq = 99 }) end
+local p, msg, errno = perf.luaprofile{ freq = 99 }
+print("extra=" .. tostring(p), "errno=" .. tostring(errno))
+print("msg=" .. tostring(msg))
+t[64]:close()
+local q = perf.luaprofile{ freq = 99 }
+print("reopened=" .. tostring(q ~= nil))
+q:close()
+t = nil
+local n, fail = 0, "none"
+for i = 1, 200 do
+  local r, m = perf.luaprofile{ freq = 99 }
+  if not r then fail = m break end
+  n = n + 1
+end
+print("unreferenced=" .. n, "fail=" .. fail)
+]])
+    local f = fields(out)
+    assert.are.equal("nil", f.extra, out)
+    assert.are.equal(24, f.errno, out)   -- EMFILE
+    assert.are.equal("at most 64 luaprofiles can be open at once: close() the ones you no longer use",
+      f.msg, out)
+    assert.are.equal("true", f.reopened, out)
+    assert.are.equal(200, f.unreferenced, out)
+    assert.are.equal("none", f.fail, out)
   end)
 
   it("reports bad input clearly", function()

@@ -33,6 +33,14 @@ function M.luaperf(args)
   return M.sh(pre .. "LUAPERF_LUA=" .. M.lua .. " " .. M.root .. "/bin/luaperf " .. args)
 end
 
+-- A command line for a program that luaperf starts (record -- cmd): under
+-- the sanitizer build the preloaded runtime stays with luaperf, not with
+-- the program, so its samples are the program's own.
+function M.target(cmdline)
+  if M.preload then return "env -u LD_PRELOAD " .. cmdline end
+  return cmdline
+end
+
 function M.read(path)
   local f = io.open(path, "rb")
   if not f then return nil end

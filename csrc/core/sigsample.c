@@ -12,7 +12,7 @@
 #include "perf_sys.h"
 #include "sigsample.h"
 
-#define MAX_SAMPLERS 64
+#define MAX_SAMPLERS SIGSAMPLE_MAX_OPEN
 /*
  * Overflows allowed per PERF_EVENT_IOC_REFRESH.  Each overflow signals
  * (POLL_IN); the last one of a budget disables the event and signals
@@ -242,6 +242,8 @@ int sigsample__open(const struct sigsample_opts *opts, struct sigsample **out,
 	}
 	pthread_mutex_unlock(&table_lock);
 	if (i == MAX_SAMPLERS) {
+		if (failed != NULL)
+			*failed = -1;
 		err = -EMFILE;
 		goto fail;
 	}

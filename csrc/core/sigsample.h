@@ -26,6 +26,7 @@
 #include <linux/perf_event.h>
 
 #define SIGSAMPLE_MAX_COUNTERS 8
+#define SIGSAMPLE_MAX_OPEN 64      /* samplers open at once, process-wide */
 
 struct sigsample;
 
@@ -45,7 +46,8 @@ struct sigsample_opts {
 
 /* Opens the events for the calling thread, disabled.  Returns 0 or -errno
  * (*failed, when not NULL, gets the index of the event that failed: 0 for
- * the leader, 1.. for the counters). */
+ * the leader, 1.. for the counters; -1 with -EMFILE when
+ * SIGSAMPLE_MAX_OPEN samplers are already open). */
 int sigsample__open(const struct sigsample_opts *opts, struct sigsample **out,
 		    int *failed);
 /* Stops, unregisters, closes every fd; NULL is fine.  When it was the last

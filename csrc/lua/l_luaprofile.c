@@ -37,6 +37,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 #include "luaperf.h"
+#include "errmsg.h"
 #include "evspec.h"
 #include "perf_sys.h"
 #include "record.h"
@@ -1176,6 +1177,33 @@ static int parse_event(const char *spec, struct evspec *ev, char *err, size_t er
 	return -ENOENT;
 }
 
+/* errmsg.c's explanation of a refused open, without its "cannot open ..."
+ * head (the caller's names the thread); its ":u" advice is for event specs,
+ * the luaprofile way to stay in user space is leaving out kernel=true. */
+static void explain_refusal(char *buf, size_t len, int err, const char *name,
+			    const struct perf_event_attr *attr)
+{
+	char head[EVSPEC_NAME_MAX + 128];
+	char *u;
+	int n;
+
+	errmsg__open(buf, len, err, name, attr, 0, -1);
+	n = snprintf(head, sizeof head, "cannot open '%s' (%s): ", name, strerror(err));
+	if (n > 0 && (size_t)n < sizeof head && !strncmp(buf, head, (size_t)n))
+		memmove(buf, buf + n, strlen(buf + n) + 1);
+	u = strstr(buf, "add :u");
+	if (u != NULL)
+		snprintf(u, len - (size_t)(u - buf), "drop kernel=true to profile user space only");
+}
+
+/* A full collection in protected mode: a finalizer may raise (5.1, LuaJIT)
+ * and the caller holds memory no userdata owns. */
+static int lp_collect(lua_State *L)
+{
+	lua_gc(L, LUA_GCCOLLECT, 0);
+	return 0;
+}
+
 static int lp_new(lua_State *L)
 {
 	struct lprof *p;
@@ -1274,6 +1302,19 @@ static int lp_new(lua_State *L)
 	o->arg = p;
 
 	rc = sigsample__open(o, &p->ss, &failed);
+	if (rc == -EMFILE) {
+		/* Unreachable luaprofiles keep their slot (and fds) until collected. */
+		lua_pushcfunction(L, lp_collect);
+		if (lua_pcall(L, 0, 0, 0) != 0)
+			lua_pop(L, 1);
+		rc = sigsample__open(o, &p->ss, &failed);
+	}
+	if (rc == -EMFILE && failed < 0) {
+		free(o);
+		snprintf(err, sizeof err, "at most %d luaprofiles can be open at once: "
+			 "close() the ones you no longer use", SIGSAMPLE_MAX_OPEN);
+		return lperf_fail(L, err, EMFILE);
+	}
 	if (rc == -EINVAL && !failed && o->attr.freq &&
 	    (long long)o->attr.sample_freq > perf_sys__sysctl("perf_event_max_sample_rate", 1LL << 40)) {
 		snprintf(err, sizeof err, "freq %llu is above kernel.perf_event_max_sample_rate (%lld): "
@@ -1284,12 +1325,14 @@ static int lp_new(lua_State *L)
 		return lperf_fail(L, err, EINVAL);
 	}
 	if (rc < 0) {
-		snprintf(err, sizeof err, "cannot open %s '%s' for sampling this thread: %s%s",
+		char why[512] = "";
+		if (rc == -EACCES || rc == -EPERM)
+			explain_refusal(why, sizeof why, -rc, p->names[failed],
+					failed ? &o->counters[failed - 1] : &o->attr);
+		snprintf(err, sizeof err, "cannot open %s '%s' for sampling this thread: %s%s%s%s%s",
 			 failed ? "counter" : "event", p->names[failed], strerror(-rc),
-			 rc == -ENOENT ? " (no such event on this machine: hardware events need a PMU)" :
-			 rc == -EACCES || rc == -EPERM ? (kernel ?
-			 " (perf_event_paranoid forbids kernel sampling: drop kernel=true or run with CAP_PERFMON)" :
-			 " (perf_event_paranoid forbids it: run with CAP_PERFMON or lower kernel.perf_event_paranoid)") : "");
+			 rc == -ENOENT ? " (no such event on this machine: hardware events need a PMU)" : "",
+			 why[0] ? " (" : "", why[0] ? why : "", why[0] ? ")" : "");
 		free(o);
 		return lperf_fail(L, err, -rc);
 	}
