@@ -6,7 +6,7 @@ top=$(pwd)
 log=build/test.log
 mkdir -p build
 : > "$log"
-pass=0; fail=0
+pass=0; fail=0; skip=0
 files=${*:-spec}
 run() {
     interp=$1 cpath=$2
@@ -22,7 +22,8 @@ run() {
           $vg $interp /usr/bin/busted -o TAP ${BUSTED_ARGS:-} $files 2>&1)
     printf '%s\n' "$out" >> "$log"
     printf '%s\n' "$out" | grep -E '^not ok' -A12 | head -200
-    p=$(printf '%s\n' "$out" | grep -cE '^ok ')
+    p=$(printf '%s\n' "$out" | grep -E '^ok ' | grep -cv '# SKIP')
+    k=$(printf '%s\n' "$out" | grep -E '^ok ' | grep -c '# SKIP')
     f=$(printf '%s\n' "$out" | grep -cE '^not ok ')
     # Sanitizer reports fail the run even when every assertion held.
     s=$(printf '%s\n' "$out" | grep -cE 'ERROR: (Address|Leak)Sanitizer|runtime error:|Invalid (read|write)|are definitely lost')
@@ -31,17 +32,17 @@ run() {
         f=$((f + s))
     fi
     # A crash of the runner itself counts as a failure, not as silence.
-    if [ "$p" = 0 ] && [ "$f" = 0 ]; then
+    if [ "$p" = 0 ] && [ "$f" = 0 ] && [ "$k" = 0 ]; then
         printf '%s\n' "$out" | tail -20
         f=1
     fi
-    echo "$interp: $p passed, $f failed" | tee -a "$log"
-    pass=$((pass + p)); fail=$((fail + f))
+    echo "$interp: $p passed, $f failed, $k skipped" | tee -a "$log"
+    pass=$((pass + p)); fail=$((fail + f)); skip=$((skip + k))
 }
 case ${LUAPERF_ONLY:-both} in
     lua5.4) run lua5.4 "${LUAPERF_BUILD54:-build}" ;;
     luajit) run luajit "${LUAPERF_BUILDJIT:-build/luajit}" ;;
     *) run lua5.4 "${LUAPERF_BUILD54:-build}"; run luajit "${LUAPERF_BUILDJIT:-build/luajit}" ;;
 esac
-echo "$pass passed, $fail failed"
+echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" = 0 ]

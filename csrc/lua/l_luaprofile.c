@@ -1329,7 +1329,7 @@ static int lp_new(lua_State *L)
 		if (rc == -EACCES || rc == -EPERM)
 			explain_refusal(why, sizeof why, -rc, p->names[failed],
 					failed ? &o->counters[failed - 1] : &o->attr);
-		snprintf(err, sizeof err, "cannot open %s '%s' for sampling this thread: %s%s%s%s%s",
+		snprintf(err, sizeof err, "cannot open %s '%.64s' for sampling this thread: %s%s%s%.300s%s",
 			 failed ? "counter" : "event", p->names[failed], strerror(-rc),
 			 rc == -ENOENT ? " (no such event on this machine: hardware events need a PMU)" : "",
 			 why[0] ? " (" : "", why[0] ? why : "", why[0] ? ")" : "");
