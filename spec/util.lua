@@ -76,6 +76,56 @@ function M.is_root()
   return out:match("^0") ~= nil
 end
 
+-- stackcollapse-perf.pl's folding of `perf script` text, in Lua: the
+-- command as the root frame, frames root first, "+0x.." offsets dropped,
+-- an [unknown] symbol named after its object when the object is known.
+function M.fold_perf_script(text)
+  local counts = {}
+  local comm, stack
+  local function flush()
+    if comm and stack and #stack > 0 then
+      local parts = { (comm:gsub(" ", "_")) }
+      for i = #stack, 1, -1 do parts[#parts + 1] = stack[i] end
+      local k = table.concat(parts, ";")
+      counts[k] = (counts[k] or 0) + 1
+    end
+    comm, stack = nil, nil
+  end
+  for line in (text .. "\n"):gmatch("(.-)\n") do
+    if line:match("^%S") then
+      flush()
+      comm = line:match("^(.-)%s+%d+/?%d*%s+")
+      stack = {}
+    elseif not line:match("%S") then
+      flush()
+    elseif stack then
+      local rest = line:match("^%s*%x+%s+(.+)$")
+      if rest then
+        local func, mod = rest:match("^(.-) %((%S*)%)$")
+        if not func then func, mod = rest, "" end
+        func = func:gsub("%+0x%x+$", "")
+        if func == "[unknown]" and mod ~= "[unknown]" and mod ~= "" then
+          func = "[" .. mod:match("([^/]*)$") .. "]"
+        end
+        stack[#stack + 1] = func
+      end
+    end
+  end
+  flush()
+  return counts
+end
+
+-- Folded text (ours or stackcollapse's) as { [stack] = count }.
+function M.parse_folded(text)
+  local counts = {}
+  for line in text:gmatch("[^\n]+") do
+    local k, n = line:match("^(.*) (%d+)$")
+    assert(k, "bad folded line: " .. line)
+    counts[k] = (counts[k] or 0) + tonumber(n)
+  end
+  return counts
+end
+
 -- perf itself (Debian's linux-perf), the reference.
 function M.perf(args)
   return M.sh("perf " .. args)

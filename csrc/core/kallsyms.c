@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "kallsyms.h"
+#include "hex.h"
 #include "dso.h"
 
 void kallsyms__init(struct kallsyms *k)
@@ -27,17 +28,6 @@ void kallsyms__exit(struct kallsyms *k)
 	free(k->modules);
 	symtab__exit(&k->syms);
 	memset(k, 0, sizeof(*k));
-}
-
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
 }
 
 /* Index+1 of module name [p, p+n), added when new; 0 on failure. */
@@ -86,7 +76,7 @@ int kallsyms__parse(struct kallsyms *k, const char *buf, size_t len)
 
 		if (eol == NULL)
 			eol = end;
-		while (q < eol && (d = hexval((unsigned char)*q)) >= 0 && digits < 16) {
+		while (q < eol && (d = hex_digit((unsigned char)*q)) >= 0 && digits < 16) {
 			addr = addr << 4 | (uint64_t)d;
 			q++;
 			digits++;

@@ -47,7 +47,8 @@ struct id_ent {
 struct perfdata {
 	const uint8_t *buf;
 	size_t len;
-	uint8_t *owned;             /* the file or stream, read into memory */
+	void *map;                  /* mmap of a regular file */
+	uint8_t *owned;             /* a stream read into memory */
 	struct perfdata_info info;
 	struct perfdata_opts opts;
 	struct perfdata_stats stats;

@@ -11,17 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "perfmap.h"
-
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
+#include "hex.h"
 
 /* A hex number (optional 0x) at *p before end; -1 when none or too long. */
 static int parse_hex(const char **p, const char *end, uint64_t *v)
@@ -32,7 +22,7 @@ static int parse_hex(const char **p, const char *end, uint64_t *v)
 	*v = 0;
 	if (end - q > 2 && q[0] == '0' && (q[1] == 'x' || q[1] == 'X'))
 		q += 2;
-	while (q < end && (d = hexval((unsigned char)*q)) >= 0) {
+	while (q < end && (d = hex_digit((unsigned char)*q)) >= 0) {
 		if (++digits > 16)
 			return -1;
 		*v = *v << 4 | (uint64_t)d;

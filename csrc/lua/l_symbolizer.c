@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "luaperf.h"
+#include "hex.h"
 #include "symbolizer.h"
 
 #define SYMBOLIZER_MT "perf.symbolizer"
@@ -79,17 +80,6 @@ static int sym_new(lua_State *L)
 	return 1;
 }
 
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* A hex build id ("" or absent: none) into bid; returns its size. */
 static size_t field_build_id(lua_State *L, int t, uint8_t bid[20])
 {
@@ -98,10 +88,10 @@ static size_t field_build_id(lua_State *L, int t, uint8_t bid[20])
 
 	if (h == NULL)
 		return 0;
-	while (n < 20 && hexval((unsigned char)h[2 * n]) >= 0 &&
-	       hexval((unsigned char)h[2 * n + 1]) >= 0) {
-		bid[n] = (uint8_t)(hexval((unsigned char)h[2 * n]) << 4 |
-				   hexval((unsigned char)h[2 * n + 1]));
+	while (n < 20 && hex_digit((unsigned char)h[2 * n]) >= 0 &&
+	       hex_digit((unsigned char)h[2 * n + 1]) >= 0) {
+		bid[n] = (uint8_t)(hex_digit((unsigned char)h[2 * n]) << 4 |
+				   hex_digit((unsigned char)h[2 * n + 1]));
 		n++;
 	}
 	return n;
