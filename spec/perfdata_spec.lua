@@ -194,10 +194,13 @@ describe("perf.open on files recorded by perf", function()
     local s = f:scan()
     local older, offs = older_than_delivered(f)
     f:close()
-    -- perf's rounds hold: with room for a round, strict time order
+    -- With room for a round nothing is flushed early, and what still comes
+    -- late (a ring written after its round closed, which losses in a
+    -- one-page ring can cause; perf calls them out-of-order events) is
+    -- exactly what is counted as unordered: rare here.
     assert.are.equal(0, s.forced_flushes)
-    assert.are.equal(0, s.unordered)
-    assert.are.equal(0, older)
+    assert.are.equal(older, s.unordered)
+    assert.is_true(older <= s.records / 100, older .. " late of " .. s.records)
     -- A 4 KiB queue cannot hold a round: half is flushed whenever it fills.
     -- A round holds one ring after another, so after a migration the next
     -- ring's records can be older than what was flushed: those come late,
