@@ -115,8 +115,12 @@ int symtab__finish(struct symtab *t, uint64_t limit)
 	t->starts = NULL;
 	if (t->n == 0)
 		return 0;
-	/* Ties keep insertion order apart only by the tie-break below. */
-	qsort(t->v, t->n, sizeof(*t->v), cmp_start);
+	/* Ties keep insertion order apart only by the tie-break below.
+	 * kallsyms and most symbol tables come sorted: check before sorting. */
+	for (i = 1; i < t->n && t->v[i - 1].start <= t->v[i].start; i++)
+		;
+	if (i < t->n)
+		qsort(t->v, t->n, sizeof(*t->v), cmp_start);
 	for (i = 1, o = 0; i < t->n; i++) {
 		if (t->v[i].start == t->v[o].start) {
 			if (better(t, &t->v[i], &t->v[o]))

@@ -626,6 +626,11 @@ static int records_iter(lua_State *L)
 		return luaL_error(L, "attempt to use a closed symbolizer");
 	while ((n = perfdata__next(f->pd, &pr)) > 0) {
 		const struct evtab *t = perfdata__evtab(f->pd);
+		uint32_t type = pr.hdr->type;
+		/* A type the filter drops is not even decoded (the unwinder
+		 * alone needs every record). */
+		if (!p && !fl->any_type && (type >= NTYPES || !fl->types[type]))
+			continue;
 		if (record__decode(t, pr.hdr, pr.hdr->size, &r, err, sizeof err) < 0)
 			decode_error(L, &pr, err);
 		/* the unwinder needs every map, whatever the filter keeps */
