@@ -28,6 +28,8 @@ usage: luaperf flame [-i perf.data|file.folded] [-o out.svg | -o -] [options]
                       the first recorded)
 ]]
 
+local options = require "perf.cli.options"
+
 local function parse(args)
   local o = { input = "perf.data", format = "svg" }
   local takes = { ["-i"] = "input", ["--input"] = "input", ["-o"] = "output",
@@ -38,25 +40,8 @@ local function parse(args)
   local flags = { ["--inverted"] = "inverted", ["--flamechart"] = "flamechart",
     ["--negate"] = "negate", ["--annotate"] = "annotate", ["--inline"] = "inline",
     ["--no-comm"] = "no_comm", ["-h"] = "help", ["--help"] = "help" }
-  local i = 1
-  while i <= #args do
-    local a = args[i]
-    local k, v = a:match("^(%-%-[%w%-]+)=(.*)$")
-    if k then a = k end
-    if takes[a] then
-      if v == nil then
-        i = i + 1
-        v = args[i]
-        if v == nil then return nil, a .. " needs a value" end
-      end
-      o[takes[a]] = v
-    elseif flags[a] and v == nil then
-      o[flags[a]] = true
-    else
-      return nil, "unknown option '" .. args[i] .. "'"
-    end
-    i = i + 1
-  end
+  local ok, err = options.parse(args, o, takes, flags)
+  if not ok then return nil, err end
   for _, k in ipairs({ "minwidth", "width", "pid", "tid" }) do
     if o[k] then
       local n = tonumber(o[k])

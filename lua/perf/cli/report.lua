@@ -23,6 +23,8 @@ usage: luaperf report [-i perf.data|file.folded] [options]
   --stdio                accepted for perf compatibility (always text)
 ]]
 
+local options = require "perf.cli.options"
+
 local function parse(args)
   local o = { input = "perf.data", sort = "comm,dso,sym", weight = "period" }
   local takes = { ["-i"] = "input", ["--input"] = "input", ["-s"] = "sort", ["--sort"] = "sort",
@@ -33,25 +35,8 @@ local function parse(args)
     ["-g"] = { "graph", true }, ["--call-graph"] = { "graph", true },
     ["--no-call-graph"] = { "graph", false }, ["--stdio"] = { "stdio", true },
     ["-h"] = { "help", true }, ["--help"] = { "help", true } }
-  local i = 1
-  while i <= #args do
-    local a = args[i]
-    local k, v = a:match("^(%-%-[%w%-]+)=(.*)$")
-    if k then a = k end
-    if takes[a] then
-      if v == nil then
-        i = i + 1
-        v = args[i]
-        if v == nil then return nil, a .. " needs a value" end
-      end
-      o[takes[a]] = v
-    elseif flags[a] and v == nil then
-      o[flags[a][1]] = flags[a][2]
-    else
-      return nil, "unknown option '" .. args[i] .. "'"
-    end
-    i = i + 1
-  end
+  local ok, err = options.parse(args, o, takes, flags)
+  if not ok then return nil, err end
   for _, k in ipairs({ "percent_limit", "n", "pid", "tid" }) do
     if o[k] then
       local n = tonumber(o[k])
