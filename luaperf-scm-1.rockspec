@@ -92,6 +92,7 @@ build = {
       ["perf.cli.flame"] = "lua/perf/cli/flame.lua",
       ["perf.cli"] = "lua/perf/cli/init.lua",
       ["perf.cli.list"] = "lua/perf/cli/list.lua",
+      ["perf.cli.options"] = "lua/perf/cli/options.lua",
       ["perf.cli.record"] = "lua/perf/cli/record.lua",
       ["perf.cli.report"] = "lua/perf/cli/report.lua",
       ["perf.cli.script"] = "lua/perf/cli/script.lua",
