@@ -214,6 +214,32 @@ describe("symbolizer", function()
     sym:close()
   end)
 
+  it("names PLT slots of ifuncs (IRELATIVE) *ABS*+0xADDEND@plt, as perf does", function()
+    -- libc's memcpy and friends go through such slots
+    local pid = run("/bin/sh -c 'kill -STOP $$; exec sleep 30'")
+    local libc = assert(util.read("/proc/" .. pid .. "/maps"):match("(/%S+/libc%.so%.6)\n"), "no libc")
+    local rel = util.sh("readelf -rW " .. q(libc))
+    local sec = util.sh("readelf -SW " .. q(libc))
+    local plt = tonumber(assert(sec:match("%] %.plt%s+PROGBITS%s+(%x+)")), 16)
+    local i, slot, addend = 0, nil, nil
+    for line in rel:match("'%.rela%.plt'.-\n(.*)$"):gmatch("[^\n]+") do
+      if line:match("^%x+%s+%x+%s+R_X86_64_") then
+        if line:find("IRELATIVE", 1, true) then
+          slot, addend = i, line:match("(%x+)%s*$")
+          break
+        end
+        i = i + 1
+      end
+    end
+    if not slot then pending("this libc has no IRELATIVE PLT slot") return end
+    local sym = perf.symbolizer()
+    assert.is_true(sym:load(pid))
+    local r = assert(sym:resolve(pid, load_bias(pid, libc) + plt + 16 + slot * 16 + 4))
+    assert.are.equal(("*ABS*+0x%s@plt"):format(addend), r.name)
+    assert.are.equal(4, r.offset)
+    sym:close()
+  end)
+
   it("resolves a non-PIE executable like nm and addr2line", function()
     local pid = run(dir .. "/nopie")
     local sym = perf.symbolizer()

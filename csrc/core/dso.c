@@ -292,12 +292,19 @@ static int add_plt_symbols(struct dso *d, Elf *elf)
 				break;
 			info = r.r_info;
 		}
-		if (gelf_getsym(ddata, (int)GELF_R_SYM(info), &sym) == NULL)
-			continue;
-		name = elf_strptr(elf, dsh.sh_link, sym.st_name);
-		if (name == NULL || name[0] == '\0')
-			continue;
-		len = snprintf(buf, sizeof(buf), "%s@plt", name);
+		if (GELF_R_SYM(info) == 0 && is_rela) {
+			/* An IRELATIVE slot (an ifunc like memcpy) has no symbol:
+			 * perf names it by its resolver's address. */
+			len = snprintf(buf, sizeof(buf), "*ABS*+0x%llx@plt",
+				       (unsigned long long)ra.r_addend);
+		} else {
+			if (gelf_getsym(ddata, (int)GELF_R_SYM(info), &sym) == NULL)
+				continue;
+			name = elf_strptr(elf, dsh.sh_link, sym.st_name);
+			if (name == NULL || name[0] == '\0')
+				continue;
+			len = snprintf(buf, sizeof(buf), "%s@plt", name);
+		}
 		if (len <= 0 || (size_t)len >= sizeof(buf))
 			continue;
 		if (symtab__add(&d->syms, base + i * ent, ent, buf, (size_t)len,
