@@ -317,7 +317,9 @@ print(p:folded())
     -- the kernel caps the rate (perf_event_max_sample_rate); most signals
     -- must still become attributed samples
     assert.is_true(f.signals > 0.4 * 2 * f.rate, out)
-    assert.is_true(f.samples >= 0.95 * f.signals, out)
+    -- (LuaJIT takes its samples at its own safe points: at 10 kHz two
+    -- signals can meet one safe point, so a few more merge there)
+    assert.is_true(f.samples >= (is_jit and 0.9 or 0.95) * f.signals, out)
     assert.is_true(math.abs(f.work - f.ref_work) <= 10, out)
     assert.are.equal("nil", f.hook, out)
   end)
