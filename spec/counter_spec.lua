@@ -11,19 +11,7 @@ local function errno_of(spec, opts)
 end
 
 -- A program that touches N fresh pages, so page-faults grows by about N.
-local TOUCH = [[
-#include <stdlib.h>
-#include <sys/mman.h>
-int main(int argc, char **argv) {
-  long n = argc > 1 ? atol(argv[1]) : 1000, i;
-  char *p;
-  if (n <= 0) return 0;
-  p = mmap(0, n * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED) return 1;
-  for (i = 0; i < n; i++) p[i * 4096] = 1;
-  return 0;
-}
-]]
+local TOUCH = util.read(util.root .. "/spec/progs/touch_pages.c")
 
 local function hardware_here()
   local out = util.perf("stat -x, -e instructions true")

@@ -5,19 +5,7 @@
 -- are copied to a world-readable directory, since the checkout may not be.
 local util = require "util"
 
-local TOUCH = [[
-#include <stdlib.h>
-#include <sys/mman.h>
-int main(int argc, char **argv) {
-  long n = argc > 1 ? atol(argv[1]) : 1000, i;
-  char *p;
-  if (n <= 0) return 0;
-  p = mmap(0, n * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED) return 1;
-  for (i = 0; i < n; i++) p[i * 4096] = 1;
-  return 0;
-}
-]]
+local TOUCH = util.read(util.root .. "/spec/progs/touch_pages.c")
 
 local function paranoid()
   return tonumber((util.read("/proc/sys/kernel/perf_event_paranoid") or "2"):match("-?%d+"))
