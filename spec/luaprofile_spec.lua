@@ -324,6 +324,63 @@ print(p:folded())
     assert.are.equal("nil", f.hook, out)
   end)
 
+  it("delivers samples as SIGTRAP or a real-time signal; a foreign SIGTRAP keeps its default action", function()
+    local release = util.sh("uname -r")
+    local major, minor = release:match("^(%d+)%.(%d+)")
+    local queues = tonumber(major) > 5 or (tonumber(major) == 5 and tonumber(minor) >= 18)
+    local path = dir .. "/trap.lua"
+    util.write(path, prelude .. [[
+function hot() local r = burn(50000) return r end
+local function pid()
+  local f = io.open("/proc/self/stat"); local s = f:read("*l"); f:close()
+  return s:match("^(%d+)")
+end
+for _, mode in ipairs{ "auto", "trap", "realtime" } do
+  local prof, err = perf.luaprofile{ freq = 999, signal = mode }
+  if not prof then
+    print(mode .. "_err=" .. err)
+  else
+    prof:start()
+    local t0 = os.clock()
+    while os.clock() - t0 < 0.3 do timed(mode, hot) end
+    local p = prof:stop()
+    print(mode .. "_signo=" .. prof:stats().signo, mode .. "_samples=" .. p:total(),
+          mode .. "_hot=" .. share(p, "^%[Lua%] hot "))
+    prof:close()
+  end
+end
+io.stdout:flush()
+-- A SIGTRAP the kernel's events did not send, while profiling: what it
+-- would do without luaperf (SIGTRAP's default: terminate with a core).
+local prof = assert(perf.luaprofile{ freq = 999 })
+prof:start()
+os.execute("kill -s TRAP " .. pid())
+local t0 = os.clock()
+while os.clock() - t0 < 1 do hot() end
+print("survived=true")
+]])
+    local pre = util.preload and ("LD_PRELOAD=" .. util.q(util.preload) .. " ") or ""
+    local out, _, rc = util.sh("ulimit -c 0; " .. pre .. util.lua .. " " .. util.q(path))
+    local f = fields(out)
+    if queues then
+      assert.are.equal(5, f.auto_signo, out)        -- SIGTRAP
+      assert.are.equal(5, f.trap_signo, out)
+    else
+      assert.is_true(f.auto_signo >= 34, out)
+      assert.truthy(tostring(f.trap_err):find("not supported", 1, true), out)
+    end
+    assert.is_true(f.realtime_signo >= 34, out)     -- SIGRTMIN and up
+    for _, mode in ipairs{ "auto", "trap", "realtime" } do
+      if f[mode .. "_samples"] then
+        -- 0.3 s of CPU at 999 Hz, nearly all of it in hot()
+        assert.is_true(f[mode .. "_samples"] > 150, out)
+        assert.is_true(f[mode .. "_hot"] > 90, out)
+      end
+    end
+    assert.is_nil(f.survived, out)
+    assert.are.equal(128 + 5, rc, out)
+  end)
+
   it("profiles its own thread unprivileged (perf_event_paranoid 2)", function()
     if not util.is_root() then
       pending("needs root to drop to nobody")
@@ -408,6 +465,7 @@ print("unreferenced=" .. n, "fail=" .. fail)
     assert.has_error(function() perf.luaprofile{ freq = 10, period = 10 } end)
     assert.has_error(function() perf.luaprofile{ counters = { 1 } } end)
     assert.has_error(function() perf.luaprofile{ pages = 3 } end)
+    assert.has_error(function() perf.luaprofile{ signal = "SIGPROF" } end)
     local max = tonumber(util.read("/proc/sys/kernel/perf_event_max_sample_rate"))
     local q, qmsg, qerr = perf.luaprofile{ freq = max + 1 }
     assert.is_nil(q)

@@ -31,10 +31,13 @@ run() {
         printf '%s\n' "$out" | grep -E 'ERROR: (Address|Leak)Sanitizer|runtime error:|Invalid (read|write)|are definitely lost' -A15 | head -80
         f=$((f + s))
     fi
-    # A crash of the runner itself counts as a failure, not as silence.
-    if [ "$p" = 0 ] && [ "$f" = 0 ] && [ "$k" = 0 ]; then
+    # A crash of the runner itself counts as a failure, not as silence:
+    # busted prints its plan (1..N) last, and every planned test once.
+    plan=$(printf '%s\n' "$out" | sed -n 's/^1\.\.\([0-9][0-9]*\)$/\1/p' | tail -1)
+    if [ -z "$plan" ] || [ "$plan" != $((p + k + $(printf '%s\n' "$out" | grep -cE '^not ok '))) ]; then
+        echo "$interp: the runner stopped early (plan '${plan:-none}', $p passed, $f failed, $k skipped):"
         printf '%s\n' "$out" | tail -20
-        f=1
+        f=$((f + 1))
     fi
     echo "$interp: $p passed, $f failed, $k skipped" | tee -a "$log"
     pass=$((pass + p)); fail=$((fail + f)); skip=$((skip + k))

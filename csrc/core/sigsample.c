@@ -4,52 +4,78 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include "perf_sys.h"
 #include "sigsample.h"
 
+#ifndef TRAP_PERF
+#define TRAP_PERF 6                   /* asm-generic/siginfo.h */
+#endif
+
 #define MAX_SAMPLERS SIGSAMPLE_MAX_OPEN
 /*
- * Overflows allowed per PERF_EVENT_IOC_REFRESH.  Each overflow signals
- * (POLL_IN); the last one of a budget disables the event and signals
- * POLL_HUP, and only then does the handler re-arm: one ioctl per budget,
- * not per sample, and an event whose signals stop being handled (a thread
- * blocked with the signal masked) stops itself after one budget.
+ * Overflows allowed per PERF_EVENT_IOC_REFRESH (real-time mode).  Each
+ * overflow signals (POLL_IN); the last one of a budget disables the event
+ * and signals POLL_HUP, and only then does the handler re-arm: one ioctl per
+ * budget, not per sample, and an event whose signals stop being handled (a
+ * thread blocked with the signal masked) stops itself after one budget.
  */
 #define SIGSAMPLE_BUDGET 64
+/* attr.sig_data of our SIGTRAP events: a tag and the table slot + 1, so a
+ * TRAP_PERF from someone else's event is told apart. */
+#define TRAP_TAG 0x6c75617000000000ULL  /* "luap" */
+#define TRAP_SLOT_MASK 0xffffULL
 
 struct sigsample {
 	int fds[1 + SIGSAMPLE_MAX_COUNTERS];
 	unsigned nfds;
 	int tid;
+	int trap;                     /* SIGTRAP mode, else real-time */
+	unsigned slot;
 	struct perf_event_attr attr;
 	atomic_int armed;
 	atomic_uint_fast64_t pending;
 	atomic_uint_fast64_t signals;
 	void (*notify)(void *arg);
 	void *arg;
-	int started;                  /* holds a reference on the handler */
+	struct handler *handler;      /* the reference it holds, or NULL */
 };
 
 /*
- * The handler finds a sampler by si_fd in this table: a linear scan of
- * atomics, no lock, so it is async-signal-safe.  Writers hold table_lock.
+ * The handlers find a sampler in this table by slot (SIGTRAP's sig_data)
+ * or by si_fd (fasync): atomics, no lock, so they are async-signal-safe.
+ * Writers hold table_lock.
  */
 static struct {
 	atomic_int fd;
 	_Atomic(struct sigsample *) s;
 } table[MAX_SAMPLERS];
 
-static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
-static int signo;                     /* 0: no handler installed */
-static int handler_refs;
-static struct sigaction old_action;
+/* A signal we took, with what was there before; guarded by table_lock. */
+struct handler {
+	int sig;                      /* 0: not installed */
+	int refs;
+	struct sigaction old;
+	void (*action)(int, siginfo_t *, void *);
+};
 
-static void on_signal(int sig, siginfo_t *si, void *uc)
+static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void count_overflow(struct sigsample *s)
+{
+	atomic_fetch_add_explicit(&s->pending, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&s->signals, 1, memory_order_relaxed);
+	if (s->notify != NULL)
+		s->notify(s->arg);
+}
+
+static void on_realtime(int sig, siginfo_t *si, void *uc)
 {
 	int saved = errno;
 	int fd = si->si_fd;
@@ -63,25 +89,71 @@ static void on_signal(int sig, siginfo_t *si, void *uc)
 		if (atomic_load_explicit(&table[i].fd, memory_order_acquire) != fd)
 			continue;
 		s = atomic_load_explicit(&table[i].s, memory_order_acquire);
-		if (s == NULL)
+		if (s == NULL || s->trap)
 			continue;
-		atomic_fetch_add_explicit(&s->pending, 1, memory_order_relaxed);
-		atomic_fetch_add_explicit(&s->signals, 1, memory_order_relaxed);
 		/* POLL_HUP: the overflow budget is spent and the kernel
 		 * disabled the event; give it another. */
 		if (si->si_code == POLL_HUP &&
 		    atomic_load_explicit(&s->armed, memory_order_relaxed))
 			ioctl(fd, PERF_EVENT_IOC_REFRESH, SIGSAMPLE_BUDGET);
-		if (s->notify != NULL)
-			s->notify(s->arg);
+		count_overflow(s);
 		break;
 	}
 out:
 	errno = saved;
 }
 
+static struct handler rt_handler = { .action = on_realtime };
+static void on_trap(int sig, siginfo_t *si, void *uc);
+static struct handler trap_handler = { .action = on_trap };
+
+/* si_perf_data: the word after si_addr in the kernel's _sigfault (glibc's
+ * siginfo_t does not name it). */
+static uint64_t perf_data_of(const siginfo_t *si)
+{
+	unsigned long data;
+	memcpy(&data, (const char *)&si->si_addr + sizeof si->si_addr, sizeof data);
+	return data;
+}
+
+/* A SIGTRAP that is not ours gets what it would have got without us. */
+static void chain_trap(int sig, siginfo_t *si, void *uc)
+{
+	const struct sigaction *old = &trap_handler.old;
+	if (old->sa_flags & SA_SIGINFO) {
+		if (old->sa_sigaction != NULL)
+			old->sa_sigaction(sig, si, uc);
+	} else if (old->sa_handler == SIG_DFL) {
+		/* The default action (a core dump) once this handler returns. */
+		struct sigaction dfl;
+		memset(&dfl, 0, sizeof dfl);
+		dfl.sa_handler = SIG_DFL;
+		sigaction(sig, &dfl, NULL);
+		raise(sig);
+	} else if (old->sa_handler != SIG_IGN) {
+		old->sa_handler(sig);
+	}
+}
+
+static void on_trap(int sig, siginfo_t *si, void *uc)
+{
+	int saved = errno;
+	uint64_t data;
+	if (si->si_code != TRAP_PERF ||
+	    ((data = perf_data_of(si)) & ~TRAP_SLOT_MASK) != TRAP_TAG) {
+		chain_trap(sig, si, uc);
+	} else if ((data & TRAP_SLOT_MASK) >= 1 && (data & TRAP_SLOT_MASK) <= MAX_SAMPLERS) {
+		struct sigsample *s = atomic_load_explicit(&table[(data & TRAP_SLOT_MASK) - 1].s,
+							   memory_order_acquire);
+		/* NULL: a signal still queued for a sampler just closed. */
+		if (s != NULL && s->trap)
+			count_overflow(s);
+	}
+	errno = saved;
+}
+
 /* The highest real-time signal with the default disposition. */
-static int pick_signal(void)
+static int pick_realtime(void)
 {
 	int sig;
 	for (sig = SIGRTMAX; sig >= SIGRTMIN; sig--) {
@@ -95,32 +167,37 @@ static int pick_signal(void)
 }
 
 /* Caller holds table_lock. */
-static int handler_get(void)
+static int handler_get(struct handler *h)
 {
 	struct sigaction sa;
 	int sig;
-	if (handler_refs++ > 0)
+	if (h->refs++ > 0)
 		return 0;
-	sig = pick_signal();
+	sig = h == &trap_handler ? SIGTRAP : pick_realtime();
 	if (sig < 0) {
-		handler_refs--;
+		h->refs--;
 		return sig;
 	}
-	memset(&sa, 0, sizeof sa);
-	sa.sa_sigaction = on_signal;
-	sa.sa_flags = SA_SIGINFO | SA_RESTART;
-	sigemptyset(&sa.sa_mask);
-	if (sigaction(sig, &sa, &old_action) != 0) {
-		handler_refs--;
+	if (sigaction(sig, NULL, &h->old) != 0) {
+		h->refs--;
 		return -errno;
 	}
-	signo = sig;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_sigaction = h->action;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(sig, &sa, NULL) != 0) {
+		h->refs--;
+		return -errno;
+	}
+	h->sig = sig;
 	return 0;
 }
 
 /*
  * Signals already queued for this thread would hit the old disposition
- * (for a real-time signal, SIG_DFL terminates): consume them first.
+ * (for a real-time signal or SIGTRAP, SIG_DFL terminates): consume them
+ * first.
  */
 static void drain_queued(int sig)
 {
@@ -135,17 +212,30 @@ static void drain_queued(int sig)
 }
 
 /* Caller holds table_lock. */
-static void handler_put(void)
+static void handler_put(struct handler *h)
 {
 	struct sigaction cur;
-	if (handler_refs == 0 || --handler_refs > 0)
+	if (h->refs == 0 || --h->refs > 0)
 		return;
-	drain_queued(signo);
+	drain_queued(h->sig);
 	/* Give the signal back only if nobody replaced our handler meanwhile. */
-	if (sigaction(signo, NULL, &cur) == 0 && (cur.sa_flags & SA_SIGINFO) &&
-	    cur.sa_sigaction == on_signal)
-		sigaction(signo, &old_action, NULL);
-	signo = 0;
+	if (sigaction(h->sig, NULL, &cur) == 0 && (cur.sa_flags & SA_SIGINFO) &&
+	    cur.sa_sigaction == h->action)
+		sigaction(h->sig, &h->old, NULL);
+	h->sig = 0;
+}
+
+/*
+ * attr.sigtrap exists since Linux 5.13, but before 5.18 a blocked SIGTRAP
+ * was forced (the handler reset, the process killed): only 5.18 and later.
+ */
+static int kernel_queues_sigtrap(void)
+{
+	struct utsname u;
+	int major = 0, minor = 0;
+	if (uname(&u) != 0 || sscanf(u.release, "%d.%d", &major, &minor) != 2)
+		return 0;
+	return major > 5 || (major == 5 && minor >= 18);
 }
 
 static int thread_id(void)
@@ -158,13 +248,55 @@ static int open_fd(struct perf_event_attr *attr, int group_fd)
 	return perf_sys__open(attr, 0, -1, group_fd, PERF_FLAG_FD_CLOEXEC);
 }
 
+/* Caller holds table_lock.  A free slot, reserved for s, or -1. */
+static int slot_reserve(struct sigsample *s)
+{
+	unsigned i;
+	for (i = 0; i < MAX_SAMPLERS; i++) {
+		if (atomic_load(&table[i].s) == NULL) {
+			atomic_store(&table[i].fd, -1);
+			atomic_store(&table[i].s, s);
+			return (int)i;
+		}
+	}
+	return -1;
+}
+
+/* Opens the leader for this thread, delivering overflows as SIGTRAP or
+ * with the fasync plumbing added later.  fd or -errno. */
+static int open_leader(struct sigsample *s, const struct perf_event_attr *given, int trap)
+{
+	struct perf_event_attr attr = *given;
+	int fd;
+	attr.size = sizeof attr;
+	attr.disabled = 1;
+	attr.inherit = 0;             /* one thread: the one the signal goes to */
+	attr.read_format = PERF_FORMAT_GROUP | PERF_FORMAT_ID |
+			   PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+	if (trap) {
+		/* No ring wakeups either: each one is an irq_work of its own.
+		 * The owner drains the ring at its safe points. */
+		attr.sigtrap = 1;
+		attr.remove_on_exec = 1;   /* required with sigtrap */
+		attr.sig_data = TRAP_TAG | (s->slot + 1);
+		attr.wakeup_events = 0;
+		attr.watermark = 0;
+	} else {
+		attr.wakeup_events = 1;
+		attr.watermark = 0;
+	}
+	fd = open_fd(&attr, -1);
+	if (fd >= 0)
+		s->attr = attr;
+	return fd;
+}
+
 int sigsample__open(const struct sigsample_opts *opts, struct sigsample **out,
 		    int *failed)
 {
 	struct sigsample *s;
-	struct perf_event_attr attr;
 	unsigned i;
-	int fd, err;
+	int fd, err, slot;
 
 	*out = NULL;
 	if (failed != NULL)
@@ -177,22 +309,44 @@ int sigsample__open(const struct sigsample_opts *opts, struct sigsample **out,
 	s->tid = thread_id();
 	s->notify = opts->notify;
 	s->arg = opts->arg;
+	switch (opts->signal) {
+	case SIGSAMPLE_SIGNAL_TRAP:
+		if (!kernel_queues_sigtrap()) {
+			free(s);
+			return -EOPNOTSUPP;
+		}
+		s->trap = 1;
+		break;
+	case SIGSAMPLE_SIGNAL_REALTIME:
+		s->trap = 0;
+		break;
+	default:
+		s->trap = kernel_queues_sigtrap();
+		break;
+	}
 
-	attr = opts->attr;
-	attr.size = sizeof attr;
-	attr.disabled = 1;
-	attr.inherit = 0;             /* one thread: the one the signal goes to */
-	attr.wakeup_events = 1;
-	attr.watermark = 0;
-	attr.read_format = PERF_FORMAT_GROUP | PERF_FORMAT_ID |
-			   PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
-	fd = open_fd(&attr, -1);
-	if (fd < 0) {
+	pthread_mutex_lock(&table_lock);
+	slot = slot_reserve(s);
+	pthread_mutex_unlock(&table_lock);
+	if (slot < 0) {
 		free(s);
-		return fd;
+		if (failed != NULL)
+			*failed = -1;
+		return -EMFILE;
+	}
+	s->slot = (unsigned)slot;
+
+	fd = open_leader(s, &opts->attr, s->trap);
+	if (fd == -EINVAL && s->trap && opts->signal == SIGSAMPLE_SIGNAL_AUTO) {
+		/* A PMU or kernel that refuses sigtrap: the fasync signal. */
+		s->trap = 0;
+		fd = open_leader(s, &opts->attr, 0);
+	}
+	if (fd < 0) {
+		err = fd;
+		goto fail;
 	}
 	s->fds[s->nfds++] = fd;
-	s->attr = attr;
 	for (i = 0; i < opts->nr_counters; i++) {
 		struct perf_event_attr c = opts->counters[i];
 		c.size = sizeof c;
@@ -201,7 +355,7 @@ int sigsample__open(const struct sigsample_opts *opts, struct sigsample **out,
 		c.sample_period = 0;
 		c.freq = 0;
 		c.sample_type = 0;
-		c.read_format = attr.read_format;
+		c.read_format = s->attr.read_format;
 		fd = open_fd(&c, s->fds[0]);
 		if (fd < 0) {
 			if (failed != NULL)
@@ -212,49 +366,35 @@ int sigsample__open(const struct sigsample_opts *opts, struct sigsample **out,
 		s->fds[s->nfds++] = fd;
 	}
 
-	/* Overflows of the leader become our signal, sent to this thread. */
-	{
+	pthread_mutex_lock(&table_lock);
+	err = handler_get(s->trap ? &trap_handler : &rt_handler);
+	if (err == 0)
+		s->handler = s->trap ? &trap_handler : &rt_handler;
+	pthread_mutex_unlock(&table_lock);
+	if (err < 0)
+		goto fail;
+	if (!s->trap) {
+		/* Overflows of the leader become our signal, sent to this thread. */
 		struct f_owner_ex owner = { F_OWNER_TID, s->tid };
 		int flags;
-		pthread_mutex_lock(&table_lock);
-		err = handler_get();
-		pthread_mutex_unlock(&table_lock);
-		if (err < 0)
-			goto fail;
-		s->started = 1;
 		fd = s->fds[0];
 		flags = fcntl(fd, F_GETFL);
 		if (flags < 0 || fcntl(fd, F_SETFL, flags | O_ASYNC) < 0 ||
-		    fcntl(fd, F_SETSIG, signo) < 0 ||
+		    fcntl(fd, F_SETSIG, rt_handler.sig) < 0 ||
 		    fcntl(fd, F_SETOWN_EX, &owner) < 0) {
 			err = -errno;
 			goto fail;
 		}
 	}
-
-	pthread_mutex_lock(&table_lock);
-	for (i = 0; i < MAX_SAMPLERS; i++) {
-		if (atomic_load(&table[i].s) == NULL) {
-			atomic_store(&table[i].fd, s->fds[0]);
-			atomic_store(&table[i].s, s);
-			break;
-		}
-	}
-	pthread_mutex_unlock(&table_lock);
-	if (i == MAX_SAMPLERS) {
-		if (failed != NULL)
-			*failed = -1;
-		err = -EMFILE;
-		goto fail;
-	}
+	atomic_store(&table[s->slot].fd, s->fds[0]);
 	*out = s;
 	return 0;
 fail:
-	if (s->started) {
-		pthread_mutex_lock(&table_lock);
-		handler_put();
-		pthread_mutex_unlock(&table_lock);
-	}
+	pthread_mutex_lock(&table_lock);
+	atomic_store(&table[s->slot].s, NULL);
+	if (s->handler != NULL)
+		handler_put(s->handler);
+	pthread_mutex_unlock(&table_lock);
 	while (s->nfds > 0)
 		close(s->fds[--s->nfds]);
 	free(s);
@@ -263,8 +403,13 @@ fail:
 
 int sigsample__start(struct sigsample *s)
 {
+	int rc;
 	atomic_store(&s->armed, 1);
-	if (ioctl(s->fds[0], PERF_EVENT_IOC_REFRESH, SIGSAMPLE_BUDGET) < 0) {
+	if (s->trap)
+		rc = ioctl(s->fds[0], PERF_EVENT_IOC_ENABLE, 0);
+	else
+		rc = ioctl(s->fds[0], PERF_EVENT_IOC_REFRESH, SIGSAMPLE_BUDGET);
+	if (rc < 0) {
 		atomic_store(&s->armed, 0);
 		return -errno;
 	}
@@ -281,21 +426,16 @@ int sigsample__stop(struct sigsample *s)
 
 void sigsample__close(struct sigsample *s)
 {
-	unsigned i;
 	if (s == NULL)
 		return;
 	sigsample__stop(s);
 	pthread_mutex_lock(&table_lock);
-	for (i = 0; i < MAX_SAMPLERS; i++) {
-		if (atomic_load(&table[i].s) == s) {
-			atomic_store(&table[i].s, NULL);
-			atomic_store(&table[i].fd, -1);
-		}
-	}
+	atomic_store(&table[s->slot].s, NULL);
+	atomic_store(&table[s->slot].fd, -1);
 	while (s->nfds > 0)
 		close(s->fds[--s->nfds]);
-	if (s->started)
-		handler_put();
+	if (s->handler != NULL)
+		handler_put(s->handler);
 	pthread_mutex_unlock(&table_lock);
 	free(s);
 }
@@ -345,13 +485,9 @@ const struct perf_event_attr *sigsample__attr(const struct sigsample *s)
 	return &s->attr;
 }
 
-int sigsample__signo(void)
+int sigsample__signo(const struct sigsample *s)
 {
-	int sig;
-	pthread_mutex_lock(&table_lock);
-	sig = signo;
-	pthread_mutex_unlock(&table_lock);
-	return sig;
+	return s->trap ? SIGTRAP : rt_handler.sig;
 }
 
 int sigsample__tid(const struct sigsample *s)

@@ -1210,7 +1210,8 @@ static int lp_new(lua_State *L)
 	struct sigsample_opts *o;
 	struct evspec ev;
 	char err[512];
-	const char *event;
+	const char *event, *sigmode;
+	enum sigsample_signal signal;
 	lua_Integer freq, period;
 	int pages, rc, failed = 0, kernel;
 	unsigned k;
@@ -1224,6 +1225,15 @@ static int lp_new(lua_State *L)
 	period = lperf_optfield_int(L, 1, "period", 0);
 	pages = lperf_optfield_int(L, 1, "pages", 16);
 	kernel = lperf_optfield_bool(L, 1, "kernel", 0);
+	sigmode = lperf_optfield_str(L, 1, "signal", "auto");
+	if (!strcmp(sigmode, "auto"))
+		signal = SIGSAMPLE_SIGNAL_AUTO;
+	else if (!strcmp(sigmode, "trap"))
+		signal = SIGSAMPLE_SIGNAL_TRAP;
+	else if (!strcmp(sigmode, "realtime"))
+		signal = SIGSAMPLE_SIGNAL_REALTIME;
+	else
+		return luaL_error(L, "signal must be \"auto\", \"trap\" or \"realtime\", not \"%s\"", sigmode);
 	if (freq < 0 || period < 0 || (freq > 0 && period > 0))
 		return luaL_error(L, "give freq= or period= (a positive number), not both");
 	if (freq == 0 && period == 0)
@@ -1300,6 +1310,7 @@ static int lp_new(lua_State *L)
 		o->attr.sample_type |= PERF_SAMPLE_READ;
 	o->notify = lp_notify;
 	o->arg = p;
+	o->signal = signal;
 
 	rc = sigsample__open(o, &p->ss, &failed);
 	if (rc == -EMFILE) {
@@ -1323,6 +1334,11 @@ static int lp_new(lua_State *L)
 			 perf_sys__sysctl("perf_event_max_sample_rate", 0));
 		free(o);
 		return lperf_fail(L, err, EINVAL);
+	}
+	if (rc == -EOPNOTSUPP && signal == SIGSAMPLE_SIGNAL_TRAP) {
+		free(o);
+		return lperf_fail(L, "signal=\"trap\" is not supported before Linux 5.18 "
+				  "(a blocked SIGTRAP was forced): use \"auto\" or \"realtime\"", EOPNOTSUPP);
 	}
 	if (rc < 0) {
 		char why[512] = "";
@@ -1363,7 +1379,7 @@ static int lp_stats(lua_State *L)
 	lperf_setu64(L, "lost", p->lost);
 	lperf_setu64(L, "signals", sigsample__signals(p->ss));
 	lperf_setu64(L, "safepoints", p->hooks);
-	lperf_setint(L, "signo", sigsample__signo());
+	lperf_setint(L, "signo", sigsample__signo(p->ss));
 	lperf_setint(L, "tid", sigsample__tid(p->ss));
 	lperf_setbool(L, "started", p->started);
 	lperf_setbool(L, "native", p->native && p->ring != NULL);
