@@ -145,7 +145,10 @@ describe("perf.open on files recorded by perf", function()
   end)
 
   it("--switch-events: SWITCH records as many as perf report --stats counts", function()
-    local p = file("sw.data", "--switch-events -e cpu-clock -c 100000 -- " .. shaped .. " 60")
+    -- the sleep blocks, so there is a switch even on an idle machine (a
+    -- CPU-bound program may run its whole life without one)
+    local p = file("sw.data", "--switch-events -e cpu-clock -c 100000 -- sh -c '" .. shaped ..
+      " 60; sleep 0.05'")
     same_as_perf(p)
     local stats = pu.perf_stats(p)
     local f = assert(perf.open(p))
