@@ -1,6 +1,10 @@
 -- Overhead of perf.luaprofile on a CPU-bound Lua benchmark, against the
--- same work unprofiled and (LuaJIT) against jit.p at the same rate, all in
--- one process: rounds of every variant interleaved, median CPU time each.
+-- same work unprofiled, against a plain perf session sampling this thread at
+-- the same rate (the timer interrupt and the record alone: what
+-- `perf record -F` costs the program, with no signal and no Lua work) and
+-- (LuaJIT) against jit.p at the same rate, all in one process: rounds of
+-- every variant interleaved; each variant's figure is the median over
+-- rounds of its time over that round's unprofiled time.
 --
 --   lua5.4 bench/luaprofile.lua [rounds]     luajit bench/luaprofile.lua [rounds]
 local perf = require "perf"
@@ -55,6 +59,8 @@ local variants = {
   -- at 10 kHz the cost per sample stands out of the machine's noise
   -- (or the kernel's limit, kernel.perf_event_max_sample_rate)
   { name = "luaprofile 9999 Hz", freq = math.min(9999, max_rate()) },
+  { name = "timer only 999 Hz", session = 999 },
+  { name = "timer only 9999 Hz", session = math.min(9999, max_rate()) },
 }
 if is_jit then
   -- jit.p's mechanism and per-sample work (jit.profile with a callback
@@ -70,9 +76,16 @@ for r = 1, rounds do
   -- each round starts with another variant: no variant always runs first
   for k = 1, #variants do
     local v = variants[(r + k - 2) % #variants + 1]
-    local prof, jp
+    local prof, jp, sess
     collectgarbage("collect")
-    if v.freq then
+    -- LuaJIT: starting its profiler flushes every trace; so does every
+    -- variant here, or the unprofiled one would run other traces
+    if is_jit then jit.flush() end
+    if v.session then
+      sess = assert(perf.session{ events = { "cpu-clock:u" }, freq = v.session, pid = 0,
+                                  inherit = false, pages = 256 })
+      sess:start()
+    elseif v.freq then
       prof = assert(perf.luaprofile{ freq = v.freq })
       prof:start()
     elseif v.jitp then
@@ -88,7 +101,11 @@ for r = 1, rounds do
     local t0 = os.clock()
     work(scale)
     local dt = os.clock() - t0
-    if prof then
+    if sess then
+      sess:stop()
+      for rec in sess:records{ type = "SAMPLE" } do samples[v.name] = samples[v.name] + 1 end
+      sess:close()
+    elseif prof then
       local p = prof:stop()
       samples[v.name] = samples[v.name] + p:total()
       prof:close()
@@ -100,21 +117,32 @@ for r = 1, rounds do
 end
 
 local function median(t)
-  table.sort(t)
-  return t[math.floor((#t + 1) / 2)]
+  local c = {}
+  for i, x in ipairs(t) do c[i] = x end
+  table.sort(c)
+  return c[math.floor((#c + 1) / 2)]
+end
+-- Each run against the unprofiled run of its own round: the machine's load
+-- drifts between rounds, not within one.
+local function overhead(name)
+  local r = {}
+  for i, x in ipairs(times[name]) do r[i] = x / times.unprofiled[i] - 1 end
+  return median(r)
 end
 local base = median(times.unprofiled)
 print(("%s, %d rounds, %.3f s per run (median CPU time)"):format(
   is_jit and jit.version or _VERSION, rounds, base))
 print(("%-22s %9s %9s %9s"):format("variant", "median s", "overhead", "samples/run"))
 for _, v in ipairs(variants) do
-  local m = median(times[v.name])
-  print(("%-22s %9.3f %8.2f%% %9s"):format(v.name, m, 100 * (m / base - 1),
+  print(("%-22s %9.3f %8.2f%% %9s"):format(v.name, median(times[v.name]), 100 * overhead(v.name),
     v.name ~= "unprofiled" and ("%.0f"):format(samples[v.name] / rounds) or "-"))
 end
--- The cost of one sample (signal, safe point, stack, ring), from 10 kHz,
--- and what it makes at 99 and 999 Hz.
-local hi = "luaprofile 9999 Hz"  -- (named for the usual rate)
-local per = (median(times[hi]) - base) / (samples[hi] / rounds)
-print(("cost per sample: %.1f us -> %.2f%% at 99 Hz, %.2f%% at 999 Hz"):format(
-  per * 1e6, 100 * per * 99, 100 * per * 999))
+-- The cost of one sample, from 10 kHz where it stands out of the noise,
+-- and what it makes at 999 Hz: all of it, and the part over the timer's.
+local function per_sample(name)
+  return overhead(name) * base / (samples[name] / rounds)
+end
+local lp, timer = per_sample("luaprofile 9999 Hz"), per_sample("timer only 9999 Hz")
+print(("cost per sample: luaprofile %.1f us (%.2f%% at 999 Hz), timer alone %.1f us (%.2f%%),"
+  .. " luaprofile's own %.1f us (%.2f%%)"):format(lp * 1e6, 100 * lp * 999, timer * 1e6,
+  100 * timer * 999, (lp - timer) * 1e6, 100 * (lp - timer) * 999))
