@@ -32,6 +32,13 @@ struct lcounter {
 struct open_opts {
 	pid_t pid;
 	int cpu;
+	/* Lists (cpu = {...}, pid = {...}); they point into userdata that
+	 * read_opts leaves on the stack, or at pid/cpu above.  cpus NULL with
+	 * cpu == COUNTER_CPU_ALL = every online CPU. */
+	const pid_t *pids;
+	size_t npids;
+	const int *cpus;
+	size_t ncpus;
 	int disabled;
 	int enable_on_exec;
 	int inherit;
@@ -80,9 +87,49 @@ static lua_Integer opt_integer(lua_State *L, int t, const char *k, lua_Integer d
 	return v;
 }
 
-/* Reads opts from the table at t (or defaults when t is 0). */
+/*
+ * The list at the top of the stack (option k) as ints >= min, in a new
+ * userdata left on the stack in its place; raises on a bad element, an
+ * empty or too long list, or a repeated number.
+ */
+static int *opt_list(lua_State *L, const char *k, size_t max, lua_Integer min, size_t *n)
+{
+	int tab = lua_gettop(L);
+	size_t len = (size_t)lua_rawlen(L, tab), i, j;
+	int *list;
+
+	if (len == 0 || len > max)
+		luaL_error(L, "option '%s' must list 1 to %d numbers", k, (int)max);
+	list = lua_newuserdatauv(L, len * sizeof *list, 0);
+	for (i = 0; i < len; i++) {
+		lua_Number x;
+
+		lua_rawgeti(L, tab, (lua_Integer)i + 1);
+		if (lua_type(L, -1) != LUA_TNUMBER)
+			luaL_error(L, "option '%s': element %d must be an integer, got %s", k,
+				   (int)i + 1, luaL_typename(L, -1));
+		x = lua_tonumber(L, -1);
+		if (!(x >= (lua_Number)min && x <= 2147483647.0) || x != (lua_Number)(lua_Integer)x)
+			luaL_error(L, "option '%s': element %d must be an integer >= %d", k,
+				   (int)i + 1, (int)min);
+		list[i] = (int)lua_tointeger(L, -1);
+		lua_pop(L, 1);
+		for (j = 0; j < i; j++)
+			if (list[j] == list[i])
+				luaL_error(L, "option '%s': %d is listed twice", k, list[i]);
+	}
+	lua_replace(L, tab);
+	*n = len;
+	return list;
+}
+
+/*
+ * Reads opts from the table at t (or defaults when t is 0).  A cpu or pid
+ * list leaves a userdata on the stack that must stay until the open.
+ */
 static void read_opts(lua_State *L, int t, struct open_opts *o)
 {
+	int pid_nil, cpu_list = 0;
 	size_t i;
 
 	memset(o, 0, sizeof *o);
@@ -90,29 +137,47 @@ static void read_opts(lua_State *L, int t, struct open_opts *o)
 	o->pinned = o->exclusive = -1;
 	for (i = 0; i < 6; i++)
 		o->excl[i] = -1;
+	o->pids = &o->pid;
+	o->npids = 1;
+	o->cpus = &o->cpu;
+	o->ncpus = 1;
 	if (t == 0)
 		return;
-	o->pid = (pid_t)opt_integer(L, t, "pid", 0);
-	if (o->pid < -1)
-		luaL_error(L, "option 'pid' must be >= -1");
+	lua_getfield(L, t, "pid");
+	pid_nil = lua_isnil(L, -1);
+	if (lua_istable(L, -1)) {
+		/* Task ids, one fd set each (perf stat --per-thread). */
+		o->pids = opt_list(L, "pid", COUNTER_MAX_PIDS, -1, &o->npids);
+	} else {
+		lua_pop(L, 1);
+		o->pid = (pid_t)opt_integer(L, t, "pid", 0);
+		if (o->pid < -1)
+			luaL_error(L, "option 'pid' must be >= -1");
+	}
 	lua_getfield(L, t, "cpu");
 	if (lua_type(L, -1) == LUA_TSTRING) {
 		if (strcmp(lua_tostring(L, -1), "all") != 0)
-			luaL_error(L, "option 'cpu' must be a number or \"all\"");
+			luaL_error(L, "option 'cpu' must be a number, a list or \"all\"");
 		o->cpu = COUNTER_CPU_ALL;
-	} else if (!lua_isnil(L, -1)) {
-		o->cpu = (int)opt_integer(L, t, "cpu", -1);
-		if (o->cpu < -1)
-			luaL_error(L, "option 'cpu' must be -1, a CPU number or \"all\"");
-	}
-	lua_pop(L, 1);
-	/* System-wide on every CPU unless a pid was given, as perf stat -a. */
-	if (o->cpu == COUNTER_CPU_ALL) {
-		lua_getfield(L, t, "pid");
-		if (lua_isnil(L, -1))
-			o->pid = -1;
+		o->cpus = NULL;
+		o->ncpus = 0;
 		lua_pop(L, 1);
+	} else if (lua_istable(L, -1)) {
+		o->cpus = opt_list(L, "cpu", COUNTER_MAX_CPUS, 0, &o->ncpus);
+		cpu_list = 1;
+	} else {
+		int isnil = lua_isnil(L, -1);
+		lua_pop(L, 1);
+		if (!isnil) {
+			o->cpu = (int)opt_integer(L, t, "cpu", -1);
+			if (o->cpu < -1)
+				luaL_error(L, "option 'cpu' must be -1, a CPU number, a list or \"all\"");
+		}
 	}
+	/* System-wide on every CPU (or the listed ones) unless a pid was
+	 * given, as perf stat -a / -C. */
+	if ((o->cpu == COUNTER_CPU_ALL || cpu_list) && pid_nil)
+		o->pid = -1;
 	o->enable_on_exec = opt_bool(L, t, "enable_on_exec", 0);
 	o->disabled = opt_bool(L, t, "disabled", o->enable_on_exec);
 	o->inherit = opt_bool(L, t, "inherit", 0);
@@ -201,7 +266,8 @@ static int open_counter(lua_State *L, int ud, int first, size_t n, int group,
 		snprintf(lc->names[i], EVSPEC_NAME_MAX, "%s", ev.name[0] ? ev.name : spec);
 		snprintf(lc->specs[i], EVSPEC_NAME_MAX, "%s", spec);
 	}
-	r = counter__open(attrs, n, group, o->pid, o->cpu, &lc->c, &fail);
+	r = counter__open_on(attrs, n, group, o->pids, o->npids, o->cpus, o->ncpus,
+			     &lc->c, &fail);
 	/* As perf does: a PMU that cannot tell guest from host (msr, uncore)
 	 * refuses the exclude_guest the parser sets by default; drop it. */
 	if (r == -EINVAL && o->excl[5] < 0) {
@@ -211,11 +277,12 @@ static int open_counter(lua_State *L, int ud, int first, size_t n, int group,
 			attrs[i].exclude_guest = 0;
 		}
 		if (retry)
-			r = counter__open(attrs, n, group, o->pid, o->cpu, &lc->c, &fail);
+			r = counter__open_on(attrs, n, group, o->pids, o->npids, o->cpus, o->ncpus,
+			     &lc->c, &fail);
 	}
 	if (r < 0) {
 		errmsg__open(err, sizeof err, -r, lc->specs[fail.index], &attrs[fail.index],
-			     o->pid, fail.cpu);
+			     fail.pid, fail.cpu);
 		lua_pop(L, 1);
 		return lperf_fail(L, err, -r);
 	}
@@ -275,8 +342,8 @@ static int l_group(lua_State *L)
 		return luaL_argerror(L, 1, "a group needs at least one event spec");
 	if (n > GROUP_MAX)
 		return luaL_argerror(L, 1, "too many events in one group");
-	read_opts(L, lua_istable(L, 2) ? 2 : 1, &o);
 	lua_settop(L, 2);
+	read_opts(L, lua_istable(L, 2) ? 2 : 1, &o);
 	luaL_checkstack(L, (int)n + 8, "too many events");
 	first = lua_gettop(L) + 1;
 	for (i = 1; i <= n; i++) {
@@ -431,14 +498,80 @@ static int g_read(lua_State *L)
 	return 1;
 }
 
-/* c:fd([cpu_index [, event_index]]) -> fd (1-based indexes) */
+/*
+ * c:read_each([t]) -> { {cpu=, pid=, value=, raw=, enabled=, running=,
+ * counted=}, ... } for a counter, { {cpu=, pid=, r1, r2, ..., [spec]=r}, ... }
+ * for a group: one entry per fd set (CPU-major, as c:cpus() x c:pids()),
+ * each scaled by its own times, as perf stat -A and --per-thread show them.
+ * Passing the previous result back refills its tables.
+ */
+static int m_read_each(lua_State *L)
+{
+	struct lcounter *lc = check_fast(L, "expected a perf.counter or perf.group");
+	size_t s, i, nset = counter__nr_sets(lc->c), npid = counter__nr_pids(lc->c);
+	int r;
+
+	if (!lua_isnoneornil(L, 2))
+		luaL_checktype(L, 2, LUA_TTABLE);
+	lua_settop(L, 2);
+	if (lua_isnil(L, 2)) {
+		lua_createtable(L, (int)nset, 0);
+		lua_replace(L, 2);
+	}
+	for (s = 0; s < nset; s++) {
+		r = counter__read_set(lc->c, s, lc->vals);
+		if (r < 0)
+			return lperf_fail(L, NULL, -r);
+		lua_rawgeti(L, 2, (lua_Integer)s + 1);
+		if (!lua_istable(L, -1)) {
+			lua_pop(L, 1);
+			lua_createtable(L, lc->group ? (int)lc->n : 0, 7);
+			lua_pushinteger(L, counter__cpu(lc->c, s / npid));
+			lua_setfield(L, -2, "cpu");
+			lua_pushinteger(L, counter__pid(lc->c, s % npid));
+			lua_setfield(L, -2, "pid");
+			lua_pushvalue(L, -1);
+			lua_rawseti(L, 2, (lua_Integer)s + 1);
+		}
+		if (!lc->group) {
+			fill_value(L, &lc->vals[0]);
+			lua_pop(L, 1);
+			continue;
+		}
+		for (i = 0; i < lc->n; i++) {
+			lua_rawgeti(L, -1, (lua_Integer)i + 1);
+			if (!lua_istable(L, -1)) {
+				lua_pop(L, 1);
+				lua_createtable(L, 0, 6);
+				push_key(L, UV_NAME);
+				lua_pushstring(L, lc->names[i]);
+				set_field(L);
+				lua_pushvalue(L, -1);
+				lua_rawseti(L, -3, (lua_Integer)i + 1);
+				lua_pushvalue(L, -1);
+				lua_setfield(L, -3, lc->specs[i]);
+				if (strcmp(lc->specs[i], lc->names[i]) != 0) {
+					lua_pushvalue(L, -1);
+					lua_setfield(L, -3, lc->names[i]);
+				}
+			}
+			fill_value(L, &lc->vals[i]);
+			lua_pop(L, 1);
+		}
+		lua_pop(L, 1);
+	}
+	return 1;
+}
+
+/* c:fd([set_index [, event_index]]) -> fd (1-based indexes; with one pid
+ * the set index is the CPU index) */
 static int m_fd(lua_State *L)
 {
 	struct lcounter *lc = to_any(L, 1);
 	lua_Integer cpu = luaL_optinteger(L, 2, 1), ev = luaL_optinteger(L, 3, 1);
 	int fd;
 
-	if (cpu < 1 || (size_t)cpu > counter__nr_cpus(lc->c))
+	if (cpu < 1 || (size_t)cpu > counter__nr_sets(lc->c))
 		return luaL_argerror(L, 2, "no such CPU index");
 	if (ev < 1 || (size_t)ev > lc->n)
 		return luaL_argerror(L, 3, "no such event index");
@@ -483,6 +616,57 @@ static int m_cpus(lua_State *L)
 		lua_rawseti(L, -2, (lua_Integer)i + 1);
 	}
 	return 1;
+}
+
+/* c:pids() -> { task ids the fds are on } (-1 = every task) */
+static int m_pids(lua_State *L)
+{
+	struct lcounter *lc = to_any(L, 1);
+	size_t i, n = counter__nr_pids(lc->c);
+
+	lua_createtable(L, (int)n, 0);
+	for (i = 0; i < n; i++) {
+		lua_pushinteger(L, counter__pid(lc->c, i));
+		lua_rawseti(L, -2, (lua_Integer)i + 1);
+	}
+	return 1;
+}
+
+/* perf.threads(pid) -> { tid, ... } ascending | nil, msg, errno */
+static int l_threads(lua_State *L)
+{
+	lua_Integer pid = luaL_checkinteger(L, 1);
+	size_t max = 256;
+	pid_t *tids;
+	int n;
+
+	if (pid < 1 || pid > 0x7fffffff)
+		return luaL_argerror(L, 1, "expected a process id");
+	for (;;) {
+		int i;
+
+		tids = lua_newuserdatauv(L, max * sizeof *tids, 0);
+		n = counter__threads((pid_t)pid, tids, max);
+		if (n < 0) {
+			char err[128];
+			snprintf(err, sizeof err, "process %d: %s", (int)pid,
+				 n == -ESRCH ? "no such process" : strerror(-n));
+			return lperf_fail(L, err, -n);
+		}
+		/* Threads started between the two reads: read again, bigger. */
+		if ((size_t)n <= max || max >= COUNTER_MAX_PIDS) {
+			if ((size_t)n > max)
+				n = (int)max;
+			lua_createtable(L, n, 0);
+			for (i = 0; i < n; i++) {
+				lua_pushinteger(L, tids[i]);
+				lua_rawseti(L, -2, (lua_Integer)i + 1);
+			}
+			return 1;
+		}
+		lua_pop(L, 1);
+		max = (size_t)n * 2 > COUNTER_MAX_PIDS ? COUNTER_MAX_PIDS : (size_t)n * 2;
+	}
 }
 
 /* g:names() -> { spec1, spec2, ... } as perf names them */
@@ -693,7 +877,7 @@ static int l_clock(lua_State *L)
 static const luaL_Reg counter_methods[] = {
 	{ "enable", m_enable }, { "disable", m_disable }, { "reset", m_reset },
 	{ "close", lcounter_close }, { "fd", m_fd },
-	{ "id", m_id }, { "name", m_name }, { "cpus", m_cpus },
+	{ "id", m_id }, { "name", m_name }, { "cpus", m_cpus }, { "pids", m_pids },
 	{ NULL, NULL },
 };
 
@@ -701,6 +885,7 @@ static const luaL_Reg group_methods[] = {
 	{ "enable", m_enable }, { "disable", m_disable }, { "reset", m_reset },
 	{ "close", lcounter_close }, { "fd", m_fd },
 	{ "id", m_id }, { "name", m_name }, { "names", g_names }, { "cpus", m_cpus },
+	{ "pids", m_pids },
 	{ NULL, NULL },
 };
 
@@ -712,12 +897,12 @@ static const luaL_Reg workload_methods[] = {
 
 static const luaL_Reg functions[] = {
 	{ "counter", l_counter }, { "group", l_group }, { "workload", l_workload },
-	{ "sleep", l_sleep }, { "clock", l_clock },
+	{ "sleep", l_sleep }, { "clock", l_clock }, { "threads", l_threads },
 	{ NULL, NULL },
 };
 
-/* Adds read, with the field names as upvalues, to tname's methods. */
-static void add_read(lua_State *L, const char *tname, lua_CFunction fn)
+/* Adds method name, with the field names as upvalues, to tname's methods. */
+static void add_read(lua_State *L, const char *tname, const char *name, lua_CFunction fn)
 {
 	int i;
 
@@ -727,7 +912,7 @@ static void add_read(lua_State *L, const char *tname, lua_CFunction fn)
 		lua_pushstring(L, uv_keys[i]);
 	lua_pushvalue(L, -1 - (UV_COUNT - 1) - 1); /* the metatable */
 	lua_pushcclosure(L, fn, UV_COUNT);
-	lua_setfield(L, -2, "read");
+	lua_setfield(L, -2, name);
 	lua_pop(L, 2);
 }
 
@@ -735,8 +920,10 @@ void lperf_open_counter(lua_State *L)
 {
 	lperf_newclass(L, COUNTER_MT, counter_methods, lcounter_close);
 	lperf_newclass(L, GROUP_MT, group_methods, lcounter_close);
-	add_read(L, COUNTER_MT, m_read);
-	add_read(L, GROUP_MT, g_read);
+	add_read(L, COUNTER_MT, "read", m_read);
+	add_read(L, GROUP_MT, "read", g_read);
+	add_read(L, COUNTER_MT, "read_each", m_read_each);
+	add_read(L, GROUP_MT, "read_each", m_read_each);
 	lperf_newclass(L, WORKLOAD_MT, workload_methods, lworkload_close);
 	luaL_getmetatable(L, COUNTER_MT);
 	lua_pushcfunction(L, m_tostring);

@@ -8,7 +8,13 @@
 --                                  -- process, children it forks included)
 --     pid = 1234,                  -- count a process instead (run, if given,
 --                                  -- is then only a timer), or
---     cpu = "all" | n,             -- count every CPU (perf stat -a) or one
+--     cpu = "all" | n | {0, 1} | "0-1,3",  -- count every CPU (perf stat -a),
+--                                  -- one, or a list (perf stat -C): system
+--                                  -- wide on them unless a pid is given
+--     per_cpu = true,              -- with cpu: values per CPU too (perf stat -A)
+--     per_thread = true,           -- with pid: count every thread of the
+--                                  -- process, values per thread too
+--                                  -- (perf stat --per-thread -p)
 --     duration = seconds,          -- with pid/cpu and no run: how long
 --     ["repeat"] = 5,              -- runs; values are means, stddev of the mean
 --     interval = 100,              -- ms: sample every interval (commands, pids,
@@ -22,6 +28,13 @@
 --     supported=, counted=, value= (mean), stddev=, values={per run},
 --     raw=, enabled=, running=, metric=, metric_unit= ("CPUs utilized",
 --     "K/sec", "insn per cycle", ...), error=, errno= (when unsupported) }
+--   With per_cpu, each event (and interval row event) has cpus = { {cpu=,
+--   value=, raw=, enabled=, running=, counted=, metric=, metric_unit=},
+--   ... } in CPU order, and res.cpus lists the CPUs; with per_thread,
+--   threads = { {tid=, comm=, value=, ...}, ... } in tid order, and
+--   res.threads = { {tid=, comm=}, ... }.  With repeat, per-CPU/thread
+--   values are means over the runs.
+--   res.cpu_list: the CPU list as given (perf's 'CPU(s) 0-1' header).
 --   res.elapsed, res.elapsed_stddev (s), res.status / res.how / res.signal
 --   (the command's exit), res.user, res.sys (s), res.intervals, res.runs
 --
@@ -63,6 +76,70 @@ return function(perf)
   }
   local function kind_of(name)
     return kinds[(name:gsub(":.*$", ""))]
+  end
+
+  -- perf's CPU list syntax ("0-1,3") -> { 0, 1, 3 } ascending, as perf's
+  -- cpu map orders it; nil, msg when malformed or a CPU repeats.
+  local function parse_cpu_list(str)
+    local seen, list = {}, {}
+    for part in (str .. ","):gmatch("([^,]*),") do
+      local a, b = part:match("^(%d+)%-(%d+)$")
+      if not a then a = part:match("^(%d+)$"); b = a end
+      if not a then return nil, "bad CPU list '" .. str .. "' (expected e.g. 0, 0-1 or 0,2)" end
+      a, b = tonumber(a), tonumber(b)
+      if b < a or b > 4095 then return nil, "bad CPU range '" .. part .. "' in '" .. str .. "'" end
+      for c = a, b do
+        if seen[c] then return nil, "CPU " .. c .. " is listed twice in '" .. str .. "'" end
+        seen[c] = true
+        list[#list + 1] = c
+      end
+    end
+    table.sort(list)
+    return list
+  end
+  perf.parse_cpu_list = parse_cpu_list
+
+  local function read_line(path)
+    local f = io.open(path, "r")
+    if not f then return nil end
+    local s = f:read("*l")
+    f:close()
+    return s
+  end
+
+  local function online_cpus()
+    local s = read_line("/sys/devices/system/cpu/online")
+    local list = s and parse_cpu_list(s)
+    if not list then return nil, "cannot read the online CPUs from /sys/devices/system/cpu/online", 2 end
+    return list
+  end
+
+  -- The cpu option as core.counter takes it, and its text for the header.
+  local function normalize_cpu(cpu)
+    if cpu == nil or cpu == "all" then return cpu, nil end
+    if type(cpu) == "number" then
+      if cpu ~= math.floor(cpu) or cpu < -1 then error("perf.stat: cpu must be a CPU number", 3) end
+      return cpu, tostring(cpu)
+    end
+    if type(cpu) == "string" then
+      local list, err = parse_cpu_list(cpu)
+      if not list then error("perf.stat: " .. err, 3) end
+      return list, cpu
+    end
+    if type(cpu) ~= "table" or #cpu == 0 then
+      error("perf.stat: cpu must be \"all\", a CPU number, a list of them or a list string", 3)
+    end
+    local list, seen = {}, {}
+    for i, c in ipairs(cpu) do
+      if type(c) ~= "number" or c ~= math.floor(c) or c < 0 then
+        error("perf.stat: cpu list element " .. i .. " must be a CPU number", 3)
+      end
+      if seen[c] then error("perf.stat: CPU " .. c .. " is listed twice", 3) end
+      seen[c] = true
+      list[i] = c
+    end
+    table.sort(list)
+    return list, table.concat(list, ",")
   end
 
   local function split_events(events, system_wide)
@@ -149,10 +226,21 @@ return function(perf)
     return true
   end
 
-  -- Cumulative reads of every counter into r.now = {raw, enabled, running}.
-  local function read_all(rows)
+  -- Cumulative reads of every counter into r.buf = {raw, enabled, running};
+  -- with fd sets (per CPU or thread), r.each too, and r.buf their sum, so
+  -- the total and its parts come from the same read.
+  local function read_all(rows, per_set)
     for _, r in ipairs(rows) do
-      if r.counter then
+      if r.counter and per_set then
+        local e, msg, errno = r.counter:read_each(r.each)
+        if not e then return nil, msg, errno end
+        r.each = e
+        local raw, ena, run = 0, 0, 0
+        for _, x in ipairs(e) do
+          raw, ena, run = raw + (x.raw or 0), ena + x.enabled, run + x.running
+        end
+        r.buf = { raw = raw, enabled = ena, running = run }
+      elseif r.counter then
         local v, msg, errno = r.counter:read(r.buf)
         if not v then return nil, msg, errno end
         r.buf = v
@@ -161,29 +249,54 @@ return function(perf)
     return true
   end
 
-  -- One sample of every event: deltas against prev (or totals).
-  local function snapshot(rows, prev)
+  -- Counts since prev (a cumulative {raw, enabled, running}) into s.
+  local function fill_delta(s, b, p)
+    local raw, ena, run = b.raw or 0, b.enabled, b.running
+    s.cum = { raw = raw, enabled = ena, running = run }
+    if p then
+      raw, ena, run = raw - p.raw, ena - p.enabled, run - p.running
+    end
+    s.raw, s.enabled, s.running = raw, ena, run
+    s.counted = run > 0
+    if s.counted then
+      -- Scaled for multiplexing; an unscaled count stays an integer.
+      if run < ena then s.value = raw * (ena / run) else s.value = raw end
+    end
+  end
+
+  local function new_sample(r)
+    return { name = r.name, spec = r.spec, kind = r.kind, unit = r.unit,
+             scale = r.scale, supported = r.supported, error = r.error, errno = r.errno }
+  end
+
+  -- One sample of every event: deltas against prev (or totals).  sets (per
+  -- CPU or per thread: { {cpu=} or {tid=, comm=}, ... } in fd set order)
+  -- adds s[sets.field] = one sample per set.
+  local function snapshot(rows, prev, sets)
     local out = {}
     for i, r in ipairs(rows) do
-      local s = { name = r.name, spec = r.spec, kind = r.kind, unit = r.unit,
-                  scale = r.scale, supported = r.supported, error = r.error, errno = r.errno }
+      local s = new_sample(r)
       if r.counter then
-        local b = r.buf
-        local raw, ena, run = b.raw or 0, b.enabled, b.running
-        s.cum = { raw = raw, enabled = ena, running = run }
-        local p = prev and prev[i] and prev[i].cum
-        if p then
-          raw, ena, run = raw - p.raw, ena - p.enabled, run - p.running
-        end
-        s.raw, s.enabled, s.running = raw, ena, run
-        s.counted = run > 0
-        if s.counted then
-          -- Scaled for multiplexing; an unscaled count stays an integer.
-          if run < ena then s.value = raw * (ena / run) else s.value = raw end
-        end
+        fill_delta(s, r.buf, prev and prev[i] and prev[i].cum)
       else
         s.counted = false
         s.enabled, s.running = 0, 0
+      end
+      if sets then
+        local list = {}
+        for j, key in ipairs(sets) do
+          local x = new_sample(r)
+          x.cpu, x.tid, x.comm = key.cpu, key.tid, key.comm
+          if r.counter then
+            local p = prev and prev[i] and prev[i][sets.field][j]
+            fill_delta(x, r.each[j], p and p.cum)
+          else
+            x.counted = false
+            x.enabled, x.running = 0, 0
+          end
+          list[j] = x
+        end
+        s[sets.field] = list
       end
       out[i] = s
     end
@@ -242,6 +355,17 @@ return function(perf)
     end
   end
 
+  -- The same ratios per CPU or thread: each against its own clock.
+  local function add_set_metrics(samples, field, wall_ns)
+    local first = samples[1] and samples[1][field]
+    if not first then return end
+    for j = 1, #first do
+      local list = {}
+      for i, s in ipairs(samples) do list[i] = s[field][j] end
+      add_metrics(list, wall_ns)
+    end
+  end
+
   local function mean_stddev(xs)
     local n = #xs
     if n == 0 then return nil, 0 end
@@ -279,13 +403,20 @@ return function(perf)
     if o.on_interval ~= nil and type(o.on_interval) ~= "function" then
       error("perf.stat: on_interval must be a function", 3)
     end
+    if o.per_cpu and o.per_thread then
+      error("perf.stat: per_cpu and per_thread cannot be used together", 3)
+    end
+    if o.per_thread and not o.pid then
+      -- As perf stat: a thread list needs a process to take it from.
+      error("perf.stat: per_thread needs pid", 3)
+    end
     return rep
   end
 
   -- One run: open, run, read.  Returns a run table or nil, msg, errno.
   local function one_run(o, specs, run_idx, res)
     -- A CPU given without a pid counts everything on it, as perf stat -C.
-    local system_wide = o.cpu == "all" or o.system_wide or (type(o.cpu) == "number" and not o.pid)
+    local system_wide = o.cpu == "all" or o.system_wide or (o.cpu ~= nil and not o.pid)
     local workload, target_pid
     local copts = { inherit = o.inherit ~= false, cpu = o.cpu, disabled = true }
     for _, k in ipairs({ "exclude_user", "exclude_kernel", "exclude_hv", "exclude_idle",
@@ -306,6 +437,40 @@ return function(perf)
     end
     if system_wide and not o.pid then copts.pid = -1 end
 
+    -- The fd sets to report one by one, in perf's order: the CPUs
+    -- ascending, or the threads the process has now.
+    local sets
+    if o.per_cpu then
+      local cpus = copts.cpu
+      if cpus == "all" then
+        local m, e
+        cpus, m, e = online_cpus()
+        if not cpus then
+          if workload then workload:close() end
+          return nil, m, e
+        end
+      elseif type(cpus) == "number" then
+        cpus = { cpus }
+      end
+      copts.cpu = cpus
+      sets = { field = "cpus" }
+      for j, c in ipairs(cpus) do sets[j] = { cpu = c } end
+    elseif o.pid and o.pid > 0 then
+      -- As perf stat -p: every thread the process has now (threads they
+      -- start are inherited).  A process that is gone keeps its pid, so
+      -- the open fails with errmsg's explanation.
+      local tids = core.threads(o.pid) or { o.pid }
+      copts.pid = tids
+      if o.per_thread then
+        sets = { field = "threads" }
+        for j, t in ipairs(tids) do
+          local comm = read_line("/proc/" .. o.pid .. "/task/" .. t .. "/comm") or "?"
+          sets[j] = { tid = t, comm = comm }
+        end
+      end
+    end
+    res.sets = sets
+
     local rows, msg, errno = open_events(specs, copts, o.user_fallback)
     if not rows then
       if workload then workload:close() end
@@ -315,10 +480,11 @@ return function(perf)
     local t0, t_prev, prev
     local interval = o.interval
     local function tick(now)
-      local ok, m, e = read_all(rows)
+      local ok, m, e = read_all(rows, sets)
       if not ok then return nil, m, e end
-      local samples = snapshot(rows, prev)
+      local samples = snapshot(rows, prev, sets)
       add_metrics(samples, (now - t_prev) * 1e9)
+      if sets then add_set_metrics(samples, sets.field, (now - t_prev) * 1e9) end
       local row = { time = now - t0, events = samples, run = run_idx }
       run.intervals[#run.intervals + 1] = row
       if o.on_interval then o.on_interval(row) end
@@ -390,7 +556,7 @@ return function(perf)
     local t1 = core.clock()
     if not fail then
       for_counters(rows, "disable")
-      local ok, m, e = read_all(rows)
+      local ok, m, e = read_all(rows, sets)
       if not ok then fail = { m, e } end
     end
     if fail then
@@ -400,7 +566,7 @@ return function(perf)
     end
     if interval and (#run.intervals == 0 or t1 - t_prev > 0.0005) then tick(t1) end
     run.elapsed = t1 - t0
-    run.events = snapshot(rows, nil)
+    run.events = snapshot(rows, nil, sets)
     if workload then
       run.user, run.sys = workload:rusage()
       workload:close()
@@ -410,9 +576,41 @@ return function(perf)
     return run
   end
 
+  -- Means over runs of per-CPU/thread samples, matched by CPU or tid.
+  local function merge_sets(runs, i, field, n)
+    local order, by = {}, {}
+    for _, r in ipairs(runs) do
+      for _, x in ipairs(r.events[i][field] or {}) do
+        local k = x.cpu or x.tid
+        local m = by[k]
+        if not m then
+          m = { name = x.name, spec = x.spec, kind = x.kind, unit = x.unit, scale = x.scale,
+                supported = x.supported, error = x.error, errno = x.errno, cpu = x.cpu,
+                tid = x.tid, comm = x.comm, values = {}, enabled = 0, running = 0, raw = x.raw }
+          by[k] = m
+          order[#order + 1] = m
+        end
+        if x.counted then m.values[#m.values + 1] = x.value end
+        m.enabled, m.running = m.enabled + x.enabled / n, m.running + x.running / n
+      end
+    end
+    for _, m in ipairs(order) do
+      m.counted = #m.values > 0
+      if m.counted then m.value = mean_stddev(m.values) end
+      if n > 1 then m.raw = nil end
+    end
+    return order
+  end
+
   function perf.stat(o)
     local reps = check_opts(o)
-    local system_wide = o.cpu == "all" or o.system_wide or (type(o.cpu) == "number" and not o.pid)
+    local cpu, cpu_list = normalize_cpu(o.cpu)
+    -- The options with the CPU list parsed; everything else as given.
+    o = setmetatable({ cpu = cpu }, { __index = o })
+    local system_wide = cpu == "all" or o.system_wide or (type(cpu) ~= "nil" and not o.pid)
+    if o.per_cpu and not system_wide then
+      error("perf.stat: per_cpu needs cpu (\"all\", a number or a list) and no pid", 2)
+    end
     local specs = split_events(o.events, system_wide and not o.pid)
     if #specs == 0 then error("perf.stat: no events", 2) end
     if o.run == nil and not o.pid and not system_wide and not o.duration then
@@ -420,7 +618,9 @@ return function(perf)
     end
     local res = { runs = {}, ["repeat"] = reps, interval = o.interval,
                   cmd = type(o.run) == "table" and o.run or nil, pid = o.pid,
-                  system_wide = system_wide and true or false, intervals = {} }
+                  system_wide = system_wide and true or false, intervals = {},
+                  cpu_list = cpu_list, per_cpu = o.per_cpu and true or nil,
+                  per_thread = o.per_thread and true or nil }
     for i = 1, reps do
       local run, msg, errno = one_run(o, specs, i, res)
       if not run then return nil, msg, errno end
@@ -452,9 +652,19 @@ return function(perf)
         if n == 1 then ev.raw = res.runs[1].events[i].raw end
         if n == 1 then ev.enabled, ev.running = first.enabled, first.running end
       end
+      if res.sets then ev[res.sets.field] = merge_sets(res.runs, i, res.sets.field, n) end
       events[i] = ev
     end
     add_metrics(events, res.elapsed * 1e9)
+    if res.sets then
+      add_set_metrics(events, res.sets.field, res.elapsed * 1e9)
+      local list = {}
+      for j, x in ipairs(events[1][res.sets.field]) do
+        list[j] = res.sets.field == "cpus" and x.cpu or { tid = x.tid, comm = x.comm }
+      end
+      res[res.sets.field] = list
+      res.sets = nil
+    end
     for i, ev in ipairs(events) do
       if events[ev.name] == nil then events[ev.name] = ev end
       if events[ev.spec] == nil then events[ev.spec] = ev end

@@ -4,6 +4,10 @@
 --
 --   perf.stat_report(res [, { sep = "," }])  -> text
 --   perf.stat_interval_formatter([{ sep = "," }]) -> function(row) -> text
+--
+-- Results with per-CPU values (perf.stat{per_cpu=true}) print one row per
+-- CPU and event (perf stat -A: "CPU0   count  event"); with per-thread
+-- values one row per thread ("comm-tid  count  event"), busiest first.
 return function(perf)
   local METRIC_LEN = 35
 
@@ -86,8 +90,42 @@ return function(perf)
     return w
   end
 
+  -- The rows of one event: { {prefix, sample}, ... } in perf's order (CPUs
+  -- ascending; threads by count, highest first, ties in tid order), or
+  -- nil when the event has no per-CPU/thread values.
+  local function set_rows(ev, sep)
+    local std = sep == nil
+    if ev.cpus then
+      local out = {}
+      for j, x in ipairs(ev.cpus) do
+        out[j] = { std and string.format("CPU%-7d ", x.cpu) or ("CPU" .. x.cpu .. sep), x }
+      end
+      return out
+    end
+    if ev.threads then
+      local order = {}
+      for j, x in ipairs(ev.threads) do order[j] = { j, x } end
+      table.sort(order, function(a, b)
+        -- perf sorts by the count; with repeats only the mean is left.
+        local va = a[2].counted and (a[2].raw or a[2].value) or 0
+        local vb = b[2].counted and (b[2].raw or b[2].value) or 0
+        if va ~= vb then return va > vb end
+        return a[1] < b[1]
+      end)
+      local out = {}
+      for j, o in ipairs(order) do
+        local x = o[2]
+        out[j] = { std and string.format("%16s-%-8d ", x.comm, x.tid) or
+                   (x.comm .. "-" .. x.tid .. sep), x }
+      end
+      return out
+    end
+    return nil
+  end
+
   -- What the header names, as perf stat says it.
   local function target_desc(res)
+    if res.system_wide and res.cpu_list then return "'CPU(s) " .. res.cpu_list .. "'" end
     if res.system_wide then return "'system wide'" end
     if res.pid then return "process id '" .. res.pid .. "'" end
     if res.cmd then return "'" .. table.concat(res.cmd, " ") .. "'" end
@@ -107,13 +145,28 @@ return function(perf)
     local events = res.events
     local uw = unit_width(events)
     if o.sep then
-      for _, ev in ipairs(events) do out:write(row_csv(ev, o.sep, reps), "\n") end
+      for _, ev in ipairs(events) do
+        local rows = set_rows(ev, o.sep)
+        if rows then
+          for _, r in ipairs(rows) do out:write(r[1], row_csv(r[2], o.sep, 1), "\n") end
+        else
+          out:write(row_csv(ev, o.sep, reps), "\n")
+        end
+      end
       return table.concat(out)
     end
     out:write("\n Performance counter stats for ", target_desc(res))
     if reps > 1 then out:write(" (", reps, " runs)") end
     out:write(":\n\n")
-    for _, ev in ipairs(events) do out:write(row_std(ev, uw, reps), "\n") end
+    for _, ev in ipairs(events) do
+      local rows = set_rows(ev)
+      if rows then
+        -- perf prints no noise per CPU or thread.
+        for _, r in ipairs(rows) do out:write(r[1], row_std(r[2], uw, 1), "\n") end
+      else
+        out:write(row_std(ev, uw, reps), "\n")
+      end
+    end
     out:write("\n")
     if reps == 1 then
       out:write(string.format(" %17.9f seconds time elapsed", res.elapsed))
@@ -145,13 +198,27 @@ return function(perf)
       local t = row.time
       local sec = math.floor(t)
       local prefix = string.format("%6d.%09d", sec, math.floor((t - sec) * 1e9))
+      local first = row.events[1] or {}
       if not o.sep and printed % 25 == 0 then
-        out:write("#           time             counts ", rjust("unit", uw),
-          " events\n")
+        -- perf's headers per aggregation (stat-display.c print_interval).
+        if first.cpus then
+          out:write("#           time CPU                    counts ", rjust("unit", uw), " events\n")
+        elseif first.threads then
+          out:write("#           time             comm-pid                  counts ",
+            rjust("unit", uw), " events\n")
+        else
+          out:write("#           time             counts ", rjust("unit", uw), " events\n")
+        end
       end
       printed = printed + 1
+      local sep = o.sep or " "
       for _, ev in ipairs(row.events) do
-        if o.sep then
+        local rows = set_rows(ev, o.sep)
+        if rows then
+          for _, r in ipairs(rows) do
+            out:write(prefix, sep, r[1], o.sep and row_csv(r[2], o.sep, 1) or row_std(r[2], uw, 1), "\n")
+          end
+        elseif o.sep then
           out:write(prefix, o.sep, row_csv(ev, o.sep, 1), "\n")
         else
           out:write(prefix, " ", row_std(ev, uw, 1), "\n")

@@ -3,11 +3,15 @@
 local perf = require "perf"
 
 local USAGE = [[
-usage: luaperf stat [-e ev,...] [-p pid | -a] [-r N] [-I ms] [-x sep] [-o file] [-- cmd ...]
+usage: luaperf stat [-e ev,...] [-p pid [--per-thread] | -a | -C list] [-A]
+                    [-r N] [-I ms] [-x sep] [-o file] [-- cmd ...]
 
   -e, --event ev,...   events to count (default: perf stat's set)
   -p, --pid pid        count an existing process (until it exits or ^C)
   -a, --all-cpus       count every CPU (system wide)
+  -C, --cpu list       count only these CPUs, system wide (0, 0-1, 0,2)
+  -A, --no-aggr        one row per CPU (with -a or -C)
+      --per-thread     one row per thread of the -p process
   -r, --repeat N       run the command N times; print means and +- stddev
   -I, --interval-print ms   print counts every ms milliseconds
   -x, --field-separator sep   CSV output with this separator
@@ -27,7 +31,7 @@ local function parse_args(args)
     local long, eq = a:match("^(%-%-[%w-]+)=(.*)$")
     if long then a = long; table.insert(args, i + 1, eq) end
     -- Short options take their value attached too: -x, -r5 -ecs
-    local short, rest = a:match("^(%-[epIrxo])(.+)$")
+    local short, rest = a:match("^(%-[epIrxoC])(.+)$")
     if short then a = short; table.insert(args, i + 1, rest) end
     if a == "--" then
       i = i + 1
@@ -45,6 +49,15 @@ local function parse_args(args)
       end
     elseif a == "-a" or a == "--all-cpus" then
       o.all = true
+    elseif a == "-C" or a == "--cpu" then
+      local v = value(a)
+      local ok, err = perf.parse_cpu_list(v)
+      if not ok then error(err, 0) end
+      o.cpu_list = v
+    elseif a == "-A" or a == "--no-aggr" then
+      o.no_aggr = true
+    elseif a == "--per-thread" then
+      o.per_thread = true
     elseif a == "-r" or a == "--repeat" then
       local v = value(a)
       o.rep = tonumber(v)
@@ -83,8 +96,22 @@ return function(args)
     io.stderr:write("luaperf stat: -p and -a cannot be used together\n")
     return 129
   end
-  if not o.cmd and not o.pid and not o.all then
-    io.stderr:write("luaperf stat: give a command (-- cmd ...), -p pid or -a\n", USAGE)
+  if o.cpu_list and o.pid then
+    -- As perf stat: the process wins.
+    io.stderr:write("PID/TID switch overriding CPU\n")
+    o.cpu_list = nil
+  end
+  local system_wide = o.all or o.cpu_list
+  if o.no_aggr and not system_wide then
+    io.stderr:write("luaperf stat: -A (--no-aggr) needs -a or -C: per-CPU counts are system wide\n")
+    return 129
+  end
+  if o.per_thread and not o.pid then
+    io.stderr:write("luaperf stat: --per-thread needs -p pid\n")
+    return 129
+  end
+  if not o.cmd and not o.pid and not system_wide then
+    io.stderr:write("luaperf stat: give a command (-- cmd ...), -p pid, -a or -C\n", USAGE)
     return 129
   end
   local out = io.stderr
@@ -95,7 +122,8 @@ return function(args)
   end
   local fmt_interval = perf.stat_interval_formatter{ sep = o.sep }
   local res, msg = perf.stat{
-    events = o.events, run = o.cmd, pid = o.pid, cpu = o.all and "all" or nil,
+    events = o.events, run = o.cmd, pid = o.pid, cpu = o.cpu_list or (o.all and "all") or nil,
+    per_cpu = o.no_aggr, per_thread = o.per_thread,
     ["repeat"] = o.rep or 1, interval = o.interval,
     on_interval = o.interval and function(row)
       out:write(fmt_interval(row))
@@ -108,8 +136,10 @@ return function(args)
     if out ~= io.stderr then out:close() end
     return 255
   end
+  -- perf stat -a -C names the machine, not the list, in its header.
+  if o.all then res.cpu_list = nil end
   if not o.interval then out:write(perf.stat_report(res, { sep = o.sep })) end
   if out ~= io.stderr then out:close() end
-  if o.cmd and not o.pid and not o.all then return res.status or 0 end
+  if o.cmd and not o.pid and not system_wide then return res.status or 0 end
   return 0
 end
