@@ -25,7 +25,9 @@ endif
 LUA_CFLAGS := $(shell $(PKG) --cflags $(LUA_PC) 2>/dev/null)
 SYS_PCS    := libelf libdw libzstd libtraceevent
 SYS_CFLAGS := $(shell $(PKG) --cflags $(SYS_PCS) 2>/dev/null)
-SYS_LIBS   := $(shell $(PKG) --libs $(SYS_PCS) 2>/dev/null) -lz -lstdc++
+SYS_LIBS   := $(shell $(PKG) --libs $(SYS_PCS) 2>/dev/null) -lz -liberty
+# libiberty is a static archive: its symbols (xmalloc, ...) stay inside core.so
+LINK_HIDE  := -Wl,--exclude-libs,libiberty.a
 
 WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
         -Wpointer-arith -Wwrite-strings -Wformat=2 -Wundef -Wvla \
@@ -57,7 +59,7 @@ $(OUT)/obj/lua/%.o: csrc/lua/%.c $(wildcard csrc/lua/*.h csrc/core/*.h)
 
 $(MODULE): $(CORE_OBJ) $(BIND_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) -shared $(SAN) -o $@ $^ $(SYS_LIBS) $(LDFLAGS)
+	$(CC) -shared $(SAN) -o $@ $^ $(SYS_LIBS) $(LINK_HIDE) $(LDFLAGS)
 
 # Only luaopen_perf_core may leave the module.
 check-exports: $(MODULE)

@@ -27,6 +27,8 @@ external_dependencies = {
    ZLIB = { header = "zlib.h", library = "z" },
    ZSTD = { header = "zstd.h", library = "zstd" },
    LIBTRACEEVENT = { header = "traceevent/event-parse.h", library = "traceevent" },
+   -- a static PIC archive (libiberty.a), linked into perf/core.so
+   LIBIBERTY = { header = "libiberty/demangle.h", library = "iberty" },
 }
 build = {
    type = "builtin",
@@ -44,6 +46,7 @@ build = {
             "csrc/core/evspec.c",
             "csrc/core/evtab.c",
             "csrc/core/kallsyms.c",
+            "csrc/core/maporder.c",
             "csrc/core/perf_sys.c",
             "csrc/core/perfdata_features.c",
             "csrc/core/perfdata_order.c",
@@ -81,13 +84,13 @@ build = {
          incdirs = {
             "csrc/core", "csrc/lua",
             "$(LIBELF_INCDIR)", "$(LIBDW_INCDIR)", "$(ZLIB_INCDIR)", "$(ZSTD_INCDIR)",
-            "$(LIBTRACEEVENT_INCDIR)/traceevent",
+            "$(LIBTRACEEVENT_INCDIR)/traceevent", "$(LIBIBERTY_INCDIR)",
          },
          libdirs = {
             "$(LIBELF_LIBDIR)", "$(LIBDW_LIBDIR)", "$(ZLIB_LIBDIR)", "$(ZSTD_LIBDIR)",
-            "$(LIBTRACEEVENT_LIBDIR)",
+            "$(LIBTRACEEVENT_LIBDIR)", "$(LIBIBERTY_LIBDIR)",
          },
-         libraries = { "dw", "elf", "zstd", "traceevent", "z", "stdc++" },
+         libraries = { "dw", "elf", "zstd", "traceevent", "z", "iberty" },
       },
       ["perf.cli.flame"] = "lua/perf/cli/flame.lua",
       ["perf.cli"] = "lua/perf/cli/init.lua",

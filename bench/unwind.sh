@@ -13,7 +13,7 @@ mkdir -p $out
 rm -f $out/unwind_core.a
 ar rcs $out/unwind_core.a build/obj/core/*.o
 cc -O2 -g -D_GNU_SOURCE -Icsrc/core -o $out/unwind_bench bench/unwind_bench.c \
-    $out/unwind_core.a $(pkg-config --libs libelf libdw libzstd) -lz -lstdc++
+    $out/unwind_core.a $(pkg-config --libs libelf libdw libzstd) -lz -liberty
 cc -O1 -g -fomit-frame-pointer -fno-inline -o $out/shaped_nofp spec/progs/shaped.c
 data=$out/unwind.data
 ROUNDS=${ROUNDS:-2000}

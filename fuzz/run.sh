@@ -11,7 +11,7 @@ mkdir -p "$out"
 CC=${FUZZ_CC:-clang}
 base="-g -O1 -std=gnu11 -D_GNU_SOURCE -Icsrc/core $(pkg-config --cflags libelf libdw libzstd libtraceevent)"
 san="-fsanitize=address,undefined -fno-sanitize-recover=all"
-libs="$(pkg-config --libs libelf libdw libzstd libtraceevent) -lz -lstdc++"
+libs="$(pkg-config --libs libelf libdw libzstd libtraceevent) -lz -liberty"
 status=0
 # The core is compiled once, instrumented, and linked into every target.
 mkdir -p "$out/core"

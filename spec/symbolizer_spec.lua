@@ -31,7 +31,8 @@ end
 -- nm's functions: { {addr=, size=, names={...}} } with sizes, sorted.
 local function nm_functions(bin)
   local byaddr, list = {}, {}
-  local out = assert(util.sh("nm -S -C --defined-only " .. q(bin)))
+  -- c++filt -p: perf's default form of C++ names (no parameter list)
+  local out = assert(util.sh("nm -S --defined-only " .. q(bin) .. " | c++filt -p"))
   for a, s, t, name in out:gmatch("(%x+) (%x+) ([TtWw]) ([^\n]+)") do
     local addr, size = tonumber(a, 16), tonumber(s, 16)
     if size > 0 then
@@ -290,7 +291,7 @@ describe("symbolizer", function()
     end
   end)
 
-  it("resolves C++ namespaces, templates and methods demangled as nm -C does", function()
+  it("resolves C++ namespaces, templates and methods demangled as perf does (nm | c++filt -p)", function()
     local pid = run(dir .. "/cxx")
     local sym = perf.symbolizer()
     assert.is_true(sym:load(pid))
@@ -302,10 +303,10 @@ describe("symbolizer", function()
       local r = assert(sym:resolve(pid, bias + f.addr))
       seen[r.name] = r
     end
-    assert.truthy(seen["outer::inner::Box::get() const"])
-    assert.truthy(seen["int outer::inner::twice<int>(int)"])
-    assert.truthy(seen["long outer::inner::Box::as<long>() const"])
-    assert.are.equal("_ZNK5outer5inner3Box3getEv", seen["outer::inner::Box::get() const"].mangled)
+    assert.truthy(seen["outer::inner::Box::get"])
+    assert.truthy(seen["outer::inner::twice<int>"])
+    assert.truthy(seen["outer::inner::Box::as<long>"])
+    assert.are.equal("_ZNK5outer5inner3Box3getEv", seen["outer::inner::Box::get"].mangled)
   end)
 
   it("resolves a stripped binary through its .gnu_debuglink debug file", function()
@@ -591,21 +592,54 @@ describe("symbolizer", function()
     assert.truthy(why:find("fifo", 1, true), why)
   end)
 
-  it("demangles C++ and Rust names as c++filt does", function()
+  it("demangles C++ names as perf prints them (c++filt -p) and Rust names as c++filt, without hashes", function()
     local names = {
       "_ZN5outer5inner5twiceIiEET_S2_", "_ZNK5outer5inner3Box3getEv", "_ZNSt6vectorIiSaIiEED2Ev",
       "_ZN4core3fmt5write17h0123456789abcdefE",
       "_ZN66_$LT$alloc..vec..Vec$LT$T$GT$$u20$as$u20$core..ops..drop..Drop$GT$4drop17h1b2c3d4e5f607182E",
+      "_RNvNtCsjrHSEGnQ3l9_3std2rt19lang_start_internal",
       "main", "_Znotmangled",
     }
     for _, n in ipairs(names) do
-      local want = util.sh("c++filt " .. q(n)):gsub("\n$", "")
+      local want = util.sh("c++filt -p " .. q(n)):gsub("\n$", "")
       if n:find("17h%x+E$") then
-        -- perf (6.1's rust_demangle_sym) drops the hash c++filt keeps.
+        -- perf drops the hash c++filt keeps
         want = util.sh("c++filt --format=rust " .. q(n)):gsub("\n$", ""):gsub("::h%x+$", "")
+      elseif n:find("^_R") then
+        -- and the crate disambiguators ([e28293b1aa0f68bd])
+        want = util.sh("c++filt " .. q(n)):gsub("\n$", ""):gsub("%[%x+%]", "")
       end
       assert.are.equal(want, perf.demangle(n))
+      if n:find("^_Z") and not n:find("17h%x+E$") then
+        -- verbose: with the parameters, as c++filt prints them
+        assert.are.equal((util.sh("c++filt " .. q(n)):gsub("\n$", "")), perf.demangle(n, true))
+      end
     end
+  end)
+
+  it("names C++ and Rust (legacy and v0) frames of a perf.data file as perf script does", function()
+    -- spec/progs/mangled.c: C functions under mangled names, so no C++ or
+    -- Rust toolchain is needed
+    local prog = util.root .. "/build/progs/mangled"
+    local data = dir .. "/mangled.data"
+    assert(util.sh("perf record -q -g -e cpu-clock -o " .. q(data) .. " " .. q(prog) .. " 100"))
+    local function frames(out)
+      local t = {}
+      for name in out:gmatch("\n%s+%x+ ([^\n]-)%+0x%x+ %(" .. prog:gsub("%p", "%%%0") .. "%)") do
+        t[#t + 1] = name
+      end
+      return t
+    end
+    local theirs = frames(util.sh("perf script -i " .. q(data) .. " 2>/dev/null"))
+    local ours = frames(util.luaperf("script -g -i " .. q(data)))
+    assert.is_true(#theirs > 100, #theirs .. " frames")
+    assert.are.same(theirs, ours)
+    local seen = {}
+    for _, n in ipairs(ours) do seen[n] = true end
+    assert.truthy(seen["outer::inner::twice<int>"])
+    assert.truthy(seen["outer::inner::Box::get"])
+    assert.truthy(seen["hashbrown::raw::RawTable<T,A>::reserve_rehash"])
+    assert.truthy(seen["std::rt::lang_start_internal::{closure#0}::{closure#0}::{closure#1}"])
   end)
 
   -- Our user frames of every sample of a perf.data file against perf script's.

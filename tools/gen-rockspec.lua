@@ -71,6 +71,8 @@ external_dependencies = {
    ZLIB = { header = "zlib.h", library = "z" },
    ZSTD = { header = "zstd.h", library = "zstd" },
    LIBTRACEEVENT = { header = "traceevent/event-parse.h", library = "traceevent" },
+   -- a static PIC archive (libiberty.a), linked into perf/core.so
+   LIBIBERTY = { header = "libiberty/demangle.h", library = "iberty" },
 }
 build = {
    type = "builtin",
@@ -85,11 +87,11 @@ w([[
          incdirs = {
             "csrc/core", "csrc/lua",
             "$(LIBELF_INCDIR)", "$(LIBDW_INCDIR)", "$(ZLIB_INCDIR)", "$(ZSTD_INCDIR)",
-            "$(LIBTRACEEVENT_INCDIR)/traceevent",
+            "$(LIBTRACEEVENT_INCDIR)/traceevent", "$(LIBIBERTY_INCDIR)",
          },
          libdirs = {
             "$(LIBELF_LIBDIR)", "$(LIBDW_LIBDIR)", "$(ZLIB_LIBDIR)", "$(ZSTD_LIBDIR)",
-            "$(LIBTRACEEVENT_LIBDIR)",
+            "$(LIBTRACEEVENT_LIBDIR)", "$(LIBIBERTY_LIBDIR)",
          },
          libraries = { ]])
 for i, l in ipairs(libs) do w((i > 1 and ", " or "") .. ('"%s"'):format(l)) end

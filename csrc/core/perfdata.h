@@ -133,7 +133,9 @@ struct perfdata_rec {
 	size_t size;                    /* == hdr->size, or more (TRACING_DATA payload) */
 	uint64_t offset;                /* file offset of the record, or of the
 	                                   COMPRESSED record it came out of */
-	uint64_t time;                  /* 0 when the record has no time */
+	uint64_t time;                  /* the time it was ordered by; 0 when it
+	                                   has none, and in file order (unordered:
+	                                   record__decode gives a record's time) */
 	int compressed;                 /* came out of a COMPRESSED record */
 };
 

@@ -950,8 +950,8 @@ int perfdata__next(struct perfdata *pd, struct perfdata_rec *out)
 		if (time == 0 || time == UINT64_MAX) {
 			if (c)
 				c->refs++;
-			return deliver(pd, out, p, size, ext, off,
-				       pd->opts.unordered ? perfdata__record_time(pd, p, size) : 0, c);
+			/* in file order nothing sorts by time: not looked up */
+			return deliver(pd, out, p, size, ext, off, 0, c);
 		}
 		if (pd->q_bytes + size > pd->opts.max_queue && pd->q_head < pd->q_n) {
 			/* perf's OE_FLUSH__HALF: flush up to the middle of the queued time span. */

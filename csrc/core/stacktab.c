@@ -202,6 +202,17 @@ static int reserve(struct stacktab *st, size_t n)
 	return 0;
 }
 
+/* Chains are short (a few words to a few dozen): a loop beats memcmp's call. */
+static inline int same_key(const uint64_t *a, const uint64_t *b, unsigned n)
+{
+	unsigned i;
+
+	for (i = 0; i < n; i++)
+		if (a[i] != b[i])
+			return 0;
+	return 1;
+}
+
 /*
  * The hot path.  Stacks are keyed by the chain as the kernel wrote it,
  * context markers included (they are implied by the addresses and the
@@ -224,7 +235,7 @@ static int add(struct stacktab *st, const uint64_t *key, unsigned nkey,
 		if (e->nkey == nkey && e->ev == ev && e->pid == pid && e->tid == tid &&
 		    (!nkey || st->arena[e->key + nkey - 1] == key[nkey - 1]) &&
 		    (nkey < 2 || st->arena[e->key + 1] == key[1]) &&
-		    !memcmp(st->arena + e->key, key, nkey * sizeof *key)) {
+		    same_key(st->arena + e->key, key, nkey)) {
 			e->count += count;
 			e->period += period;
 			goto done;
@@ -236,7 +247,7 @@ static int add(struct stacktab *st, const uint64_t *key, unsigned nkey,
 		e = &st->e[st->slots[j] - 1];
 		if (e->hash == h && e->nkey == nkey && e->ev == ev &&
 		    e->pid == pid && e->tid == tid &&
-		    !memcmp(st->arena + e->key, key, nkey * sizeof *key)) {
+		    same_key(st->arena + e->key, key, nkey)) {
 			e->count += count;
 			e->period += period;
 			st->last = st->slots[j];
@@ -327,11 +338,8 @@ int stacktab__add_stack(struct stacktab *st, const uint64_t *addrs, unsigned nr,
 	return rc;
 }
 
-static int sample_event(struct stacktab *st, const struct record *r, const struct evtab *t,
-			uint32_t *ev)
+static int sample_event(struct stacktab *st, int i, const struct evtab *t, uint32_t *ev)
 {
-	int i = r->evidx;
-
 	if (t != st->cache_t) {
 		st->cache_t = t;
 		memset(st->cache_ev, 0xff, sizeof st->cache_ev);
@@ -372,11 +380,71 @@ static int add_sample(struct stacktab *st, const struct record *r, const struct 
 		period = a->sample_period;
 	else
 		period = 1;
-	if (sample_event(st, r, t, &ev))
+	if (sample_event(st, r->evidx, t, &ev))
 		return -ENOMEM;
 	return add(st, key, nkey, ev,
 		   (s->type & PERF_SAMPLE_TID) ? (int32_t)s->pid : -1,
 		   (s->type & PERF_SAMPLE_TID) ? (int32_t)s->tid : -1, 1, period);
+}
+
+/* Fixed-size u64 fields a sample may have before its callchain, in order. */
+#define FIXED_BEFORE_CHAIN (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | \
+			    PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR | PERF_SAMPLE_ID | \
+			    PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD)
+
+int stacktab__add_sample_raw(struct stacktab *st, const struct evtab *t, const void *buf,
+			     size_t len)
+{
+	const uint8_t *p = buf;
+	const struct perf_event_attr *a;
+	struct perf_event_header h;
+	uint64_t stype, nr, period = 1;
+	size_t tid_at = 0, period_at = 0, pos;
+	uint32_t pid = 0, tid = 0, ev;
+	int has_tid;
+
+	if (len < sizeof h || ((uintptr_t)buf & 7) || !t || evtab__count(t) != 1)
+		return 0;
+	memcpy(&h, p, sizeof h);
+	if (h.type != PERF_RECORD_SAMPLE || h.size < sizeof h || h.size > len)
+		return 0;
+	/* One event (no id to look up), and a layout of fixed fields then the
+	 * callchain, nothing after it: where record__decode would read each. */
+	a = evtab__attr(t, 0);
+	stype = a->sample_type;
+	if (!(stype & PERF_SAMPLE_CALLCHAIN) ||
+	    (stype & ~(FIXED_BEFORE_CHAIN | PERF_SAMPLE_CALLCHAIN)))
+		return 0;
+	has_tid = (stype & PERF_SAMPLE_TID) != 0;
+	pos = 8 + 8 * (size_t)__builtin_popcountll(stype & (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP));
+	tid_at = pos;
+	pos += 8 * (size_t)has_tid;
+	pos += 8 * (size_t)__builtin_popcountll(stype & (PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR |
+		PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU));
+	period_at = pos;
+	pos += 8 * (size_t)((stype & PERF_SAMPLE_PERIOD) != 0);
+	if (pos + 8 > h.size)
+		return 0;
+	memcpy(&nr, p + pos, 8);
+	pos += 8;
+	/* exactly the chain's bytes left, as record__decode insists; an empty
+	 * or overlong chain takes the general path */
+	if (nr == 0 || nr > 65535 || nr != (h.size - pos) / 8 || (h.size - pos) % 8)
+		return 0;
+	if (has_tid) {
+		memcpy(&pid, p + tid_at, 4);
+		memcpy(&tid, p + tid_at + 4, 4);
+	}
+	if (stype & PERF_SAMPLE_PERIOD)
+		memcpy(&period, p + period_at, 8);
+	else if (!a->freq && a->sample_period)
+		period = a->sample_period;
+	if (sample_event(st, 0, t, &ev))
+		return -ENOMEM;
+	if (add(st, (const uint64_t *)(const void *)(p + pos), (unsigned)nr, ev,
+		has_tid ? (int32_t)pid : -1, has_tid ? (int32_t)tid : -1, 1, period))
+		return -ENOMEM;
+	return 1;
 }
 
 int stacktab__set_comm(struct stacktab *st, int32_t pid, const char *comm)

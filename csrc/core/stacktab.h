@@ -46,6 +46,16 @@ int stacktab__add_stack(struct stacktab *st, const uint64_t *addrs, unsigned nr,
 int stacktab__add_record(struct stacktab *st, const struct record *r, const struct evtab *t);
 
 /*
+ * The same for a raw SAMPLE record (buf, len bytes, 8-aligned) without
+ * decoding it, when its layout allows: one event, fixed-size fields then a
+ * non-empty callchain.  Returns 1 when added, 0 when the record is not one
+ * of those (decode it and use stacktab__add_record: the result is the
+ * same), or -ENOMEM.
+ */
+int stacktab__add_sample_raw(struct stacktab *st, const struct evtab *t, const void *buf,
+			     size_t len);
+
+/*
  * Bulk path for files and rings: decodes and adds every record in
  * buf[0..len) (consecutive records, 8-byte aligned, as in a perf.data data
  * section).  A record that does not decode is counted in stacktab__meta's

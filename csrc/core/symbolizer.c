@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include "symbolizer.h"
 #include "record.h"
 #include "addrspace.h"
@@ -445,21 +446,27 @@ static int kernel_ready(struct symbolizer *s)
 
 int symbolizer__load_kallsyms(struct symbolizer *s, const char *path)
 {
+	int fd = dso__open_regular(path);
+
+	if (fd < 0)
+		return fd;
+	close(fd);
 	kallsyms__exit(&s->kernel);
 	kallsyms__init(&s->kernel);
 	s->kallsyms_path = strpool__intern(s->pool, path);
 	if (s->kallsyms_path == NULL)
 		return -ENOMEM;
+	/* Read at the first kernel address: a profile may have none. */
 	s->kernel_state = 0;
 	if (s->warning_state == 2)
 		s->warning_state = 0;
-	return kernel_ready(s) < 0 ? s->kernel_state : 0;
+	return 0;
 }
 
 static int resolve_kernel(struct symbolizer *s, uint64_t addr, struct sym_result *out)
 {
-	struct symtab_sym *sym;
-	int st = kernel_ready(s);
+	struct kallsyms_sym ks;
+	int st = kernel_ready(s), rc;
 
 	out->kind = SYM_KIND_KERNEL;
 	out->dso = "[kernel.kallsyms]";
@@ -473,17 +480,20 @@ static int resolve_kernel(struct symbolizer *s, uint64_t addr, struct sym_result
 		snprintf(s->err, sizeof(s->err), "%s", s->warning);
 		return -ENOENT;
 	}
-	sym = (struct symtab_sym *)symtab__find(&s->kernel.syms, addr);
-	if (sym == NULL) {
-		snprintf(s->err, sizeof(s->err), "no kernel symbol at 0x%" PRIx64, addr);
+	rc = kallsyms__find(&s->kernel, addr, &ks);
+	if (rc < 0) {
+		if (rc == -ENOMEM)
+			snprintf(s->err, sizeof(s->err), "out of memory");
+		else
+			snprintf(s->err, sizeof(s->err), "no kernel symbol at 0x%" PRIx64, addr);
 		return -ENOENT;
 	}
-	out->dso = kallsyms__dso(&s->kernel, sym);
-	out->raw_name = symtab__name(&s->kernel.syms, sym);
-	out->name = out->raw_name;
-	out->sym_start = sym->start;
-	out->sym_size = sym->end - sym->start;
-	out->offset = addr - sym->start;
+	out->dso = ks.dso;
+	out->raw_name = ks.name;
+	out->name = ks.name;
+	out->sym_start = ks.start;
+	out->sym_size = ks.end - ks.start;
+	out->offset = addr - ks.start;
 	return 0;
 }
 

@@ -180,13 +180,20 @@ const char *symbolizer__take_warning(struct symbolizer *sym);
  */
 void symbolizer__set_perfmap_dir(struct symbolizer *sym, const char *dir);
 
-/* Kernel symbols from another file than /proc/kallsyms (tests). */
+/*
+ * Kernel symbols from another file than /proc/kallsyms (perf's build-id
+ * cache copy, tests): checked now (0 or -errno), read at the first kernel
+ * address resolved.
+ */
 int symbolizer__load_kallsyms(struct symbolizer *sym, const char *path);
 
 /*
- * Demangles a C++ (Itanium) or Rust (legacy) symbol into buf; returns buf,
- * or name itself when it is not mangled or does not demangle.
+ * Demangles a C++ (Itanium) or Rust (legacy or v0) symbol into buf in
+ * perf's default form (no parameter list); returns buf, or name itself
+ * when it is not mangled or does not demangle.
  */
 const char *symbolizer__demangle(const char *name, char *buf, size_t size);
+/* The same with parameters and qualifiers, as c++filt and nm -C print. */
+const char *symbolizer__demangle_verbose(const char *name, char *buf, size_t size);
 
 #endif

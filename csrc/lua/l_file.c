@@ -26,10 +26,11 @@
  *                         callers as call sites (return address - 1), as
  *                         perf keeps DWARF chains.
  *                         opts: symbolizer = a perf.symbolizer fed with the
- *                         maps records (so a report needs no second pass;
- *                         in the order read: time order unless the file
- *                         was opened unordered and has no DWARF events),
- *                         comms = a table filled with tid -> comm,
+ *                         maps records (so a report needs no second pass),
+ *                         in time order (a file opened unordered: held and
+ *                         fed at the end of the pass, ties in file order),
+ *                         comms = a table filled with tid -> comm (in the
+ *                         same order: the last in time wins),
  *                         mark_truncated = true: an unwind that ran off the
  *                         captured stack ends (at its root) with the address
  *                         perf.core.UNWIND_TRUNCATED_ADDR
@@ -65,6 +66,7 @@
 #include "tracefmt.h"
 #include "session.h"
 #include "symbolizer.h"
+#include "maporder.h"
 #include "unwind.h"
 #include "perf_sys.h"
 #include <stdio.h>
@@ -378,6 +380,7 @@ struct profiler {
 	struct unwinder *u;
 	struct perfdata *pd;        /* a time-ordered reopen, or NULL */
 	uint64_t *chain;
+	struct maporder *mo;        /* maps records held to feed in time order */
 };
 
 static int profiler_close(lua_State *L)
@@ -390,6 +393,8 @@ static int profiler_close(lua_State *L)
 	p->pd = NULL;
 	free(p->chain);
 	p->chain = NULL;
+	maporder__delete(p->mo);
+	p->mo = NULL;
 	return 0;
 }
 
@@ -830,18 +835,44 @@ static int add_unwound(struct profiler *p, struct symbolizer *sym, struct stackt
 	return stacktab__add_record(st, &copy, t);
 }
 
-static int is_maps_record(uint32_t type)
+static struct profiler *new_profiler(lua_State *L)
 {
-	return type == PERF_RECORD_MMAP || type == PERF_RECORD_MMAP2 ||
-	       type == PERF_RECORD_COMM || type == PERF_RECORD_FORK ||
-	       type == PERF_RECORD_EXIT;
+	struct profiler *p = lua_newuserdatauv(L, sizeof *p, 0);
+	memset(p, 0, sizeof *p);
+	luaL_setmetatable(L, PROFILER_T);
+	return p;
+}
+
+/*
+ * The held maps records, in time order, into sym and the comms table (at
+ * index 3 when comms).  0 or -ENOMEM.
+ */
+static int feed_in_order(lua_State *L, struct maporder *mo, const struct evtab *t,
+			 struct symbolizer *sym, int comms)
+{
+	size_t i, n = maporder__sort(mo);
+	struct record r;
+	int e;
+
+	for (i = 0; i < n; i++) {
+		if (maporder__get(mo, i, t, &r) < 0)
+			continue;
+		if (comms && r.type == PERF_RECORD_COMM) {
+			lua_pushinteger(L, (lua_Integer)r.u.comm.tid);
+			lua_pushstring(L, r.u.comm.comm);
+			lua_rawset(L, 3);
+		}
+		if (sym && (e = symbolizer__feed(sym, &r)) < 0)
+			return e;
+	}
+	return 0;
 }
 
 static int file_profile(lua_State *L)
 {
 	struct lfile *f = checkfile(L, 1);
 	struct symbolizer *sym = NULL;
-	struct profiler *p = NULL;
+	struct profiler *p = NULL, *held = NULL;
 	struct perfdata *pd = f->pd;
 	struct stacktab *st;
 	struct perfdata_rec pr;
@@ -883,9 +914,7 @@ static int file_profile(lua_State *L)
 				return lperf_fail(L, "cannot create a symbolizer: out of memory", ENOMEM);
 			lua_replace(L, 5);
 		}
-		p = lua_newuserdatauv(L, sizeof *p, 0);
-		memset(p, 0, sizeof *p);
-		luaL_setmetatable(L, PROFILER_T);
+		p = new_profiler(L);
 		lua_replace(L, 6);
 		p->chain = malloc(MAX_CHAIN * sizeof *p->chain);
 		if (!p->chain || unwinder__new(&p->u) < 0)
@@ -900,6 +929,14 @@ static int file_profile(lua_State *L)
 				return lperf_fail(L, err, -e);
 			pd = p->pd;
 		}
+	} else if ((sym || comms) && f->unordered) {
+		/* One pass in file order: the samples are counted as they come,
+		 * the maps records held and fed in time order at the end (all
+		 * before any address is resolved, as a pass of their own would) */
+		held = new_profiler(L);
+		lua_replace(L, 6);
+		if (!(held->mo = maporder__new()))
+			return lperf_fail(L, "out of memory", ENOMEM);
 	}
 	if (pd == f->pd) {
 		perfdata__rewind(f->pd);
@@ -907,8 +944,23 @@ static int file_profile(lua_State *L)
 	}
 	while ((n = perfdata__next(pd, &pr)) > 0) {
 		const struct evtab *t = perfdata__evtab(pd);   /* attrs may add events */
+		/* most samples need no decoding: their chain goes straight in */
+		if (!p && pr.hdr->type == PERF_RECORD_SAMPLE &&
+		    (e = stacktab__add_sample_raw(st, t, pr.hdr, pr.hdr->size)) != 0) {
+			if (e < 0)
+				break;
+			continue;
+		}
 		if (record__decode(t, pr.hdr, pr.hdr->size, &r, err, sizeof err) < 0)
 			continue;       /* perf skips what it cannot parse too */
+		if (held) {
+			if (maporder__wants(r.type) && (e = maporder__add(held->mo, &r)) < 0)
+				break;
+			e = stacktab__add_record(st, &r, t);
+			if (e < 0)
+				break;
+			continue;
+		}
 		if (comms && r.type == PERF_RECORD_COMM) {
 			lua_pushinteger(L, (lua_Integer)r.u.comm.tid);
 			lua_pushstring(L, r.u.comm.comm);
@@ -917,7 +969,7 @@ static int file_profile(lua_State *L)
 		if (p)
 			e = add_unwound(p, sym, st, &r, t, mark);
 		else {
-			if (sym && is_maps_record(r.type) && (e = symbolizer__feed(sym, &r)) < 0)
+			if (sym && maporder__wants(r.type) && (e = symbolizer__feed(sym, &r)) < 0)
 				break;
 			e = stacktab__add_record(st, &r, t);
 		}
@@ -926,6 +978,8 @@ static int file_profile(lua_State *L)
 	}
 	if (n < 0)
 		return lperf_fail(L, perfdata__errmsg(pd), EINVAL);
+	if (e >= 0 && held)
+		e = feed_in_order(L, held->mo, perfdata__evtab(pd), sym, comms);
 	if (e < 0)
 		return lperf_fail(L, "out of memory", ENOMEM);
 	memset(&us, 0, sizeof us);
@@ -938,8 +992,9 @@ static int file_profile(lua_State *L)
 	lperf_setu64(L, "truncated", us.truncated);
 	lperf_setu64(L, "failed", us.failed);
 	lperf_setu64(L, "frames", us.frames);
-	if (p) {
-		/* done with the unwinder and the reopened file: free them now */
+	if (p || held) {
+		/* done with the unwinder, the reopened file, the held records:
+		 * free them now */
 		lua_pushcfunction(L, profiler_close);
 		lua_pushvalue(L, 6);
 		lua_call(L, 1, 0);

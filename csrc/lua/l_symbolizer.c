@@ -452,12 +452,16 @@ static int sym_warning(lua_State *L)
 	return 1;
 }
 
+/* perf.demangle(name [, verbose]): perf's form, or with the parameters. */
 static int l_demangle(lua_State *L)
 {
 	const char *name = luaL_checkstring(L, 1);
 	char buf[4096];
 
-	lua_pushstring(L, symbolizer__demangle(name, buf, sizeof(buf)));
+	if (lua_toboolean(L, 2))
+		lua_pushstring(L, symbolizer__demangle_verbose(name, buf, sizeof(buf)));
+	else
+		lua_pushstring(L, symbolizer__demangle(name, buf, sizeof(buf)));
 	return 1;
 }
 

@@ -74,7 +74,8 @@ function M.tree(list, opts)
       return idx[a] < idx[b]
     end)
   end
-  local keycache = {}
+  -- per frame table: its key and label, made once (frames are shared)
+  local keycache, labelcache = {}, {}
   local function child(node, name, kind, key)
     local c
     if chart then
@@ -101,11 +102,15 @@ function M.tree(list, opts)
       end
       for _, f in ipairs(s.frames) do
         local key = keycache[f]
-        if not key then
-          key = stacks.label(f) .. "\1" .. (f.kind or "user")
-          keycache[f] = key
+        local label
+        if key then
+          label = labelcache[f]
+        else
+          label = stacks.label(f)
+          key = label .. "\1" .. (f.kind or "user")
+          keycache[f], labelcache[f] = key, label
         end
-        node = child(node, stacks.label(f), f.kind or "user", key)
+        node = child(node, label, f.kind or "user", key)
         node.v = node.v + wt
       end
     end

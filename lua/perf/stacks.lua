@@ -6,8 +6,9 @@
 --            { frames = { frame, ... root first }, count=, period=,
 --              comm=, pid=, tid=, cpu=, time= }, ... }
 --   frame = { name=, dso=, kind="user"|"kernel"|"jit"|"inline"|"lua",
---             file=, line=, addr=, build_id=, full_name= (C++: with the
---             parameters that name, as perf prints it, leaves out) }
+--             file=, line=, addr=, build_id=, mangled= (C++ and Rust: the
+--             symbol as the binary has it; name is demangled as perf prints
+--             it, perf.demangle(mangled, true) adds the parameters) }
 --
 -- Each unique (address space, address) is resolved once and its frame table
 -- is shared by every stack that holds it, so renderers can key on frames.
@@ -67,65 +68,19 @@ M.TRUNCATED_NAME = "[truncated]"
 local kind_names = { user = "user", kernel = "kernel", jit = "jit", vdso = "user",
   inline = "inline", lua = "lua" }
 
--- A demangled C++ name without its parameter list (and the qualifiers
--- after it, and a template function's return type), as perf report and
--- perf script print symbols: "ns::C::f(int) const" -> "ns::C::f",
--- "S::operator()(int)" -> "S::operator()".
-local function drop_params(name)
-  local tail = name:match("%)([%w%s&]*)$")
-  if not tail then return name end
-  local depth = 0
-  for i = #name - #tail, 1, -1 do
-    local c = name:byte(i)
-    if c == 41 then -- ')'
-      depth = depth + 1
-    elseif c == 40 then -- '('
-      depth = depth - 1
-      if depth == 0 then
-        if i == 1 then return name end
-        return name:sub(1, i - 1)
-      end
-    end
-  end
-  return name
-end
-
--- A template function's name comes after its return type: the text up to
--- the last space outside <...>, (...) and [...] ("T<int> ns::f<int>").
-local function drop_return_type(name)
-  if name:sub(-1) ~= ">" or name:find("operator", 1, true) then return name end
-  local depth, cut = 0, nil
-  for i = 1, #name do
-    local c = name:byte(i)
-    if c == 60 or c == 40 or c == 91 then depth = depth + 1      -- < ( [
-    elseif c == 62 or c == 41 or c == 93 then depth = depth - 1  -- > ) ]
-    elseif c == 32 and depth == 0 then cut = i end
-  end
-  if cut then return name:sub(cut + 1) end
-  return name
-end
-
-function M.short_name(name)
-  return drop_return_type(drop_params(name))
-end
-
 local function is_anon(dso)
   return dso ~= nil and (dso == "//anon" or dso:sub(1, 9) == "/dev/zero" or
     dso:sub(1, 14) == "/anon_hugepage")
 end
 
 -- The frame of one address: r is what sym:resolve returned, or nil.
--- C++ names are shortened as perf prints them; full_name keeps the whole.
 local function make_frame(r, addr, is_kernel)
   local kind = is_kernel and "kernel" or "user"
   if r and r.kind then kind = kind_names[r.kind] or kind end
   local f = { addr = addr, kind = kind }
   if r then
     f.name = r.name
-    if r.name and type(r.mangled) == "string" and r.mangled:sub(1, 2) == "_Z" then
-      f.name = M.short_name(r.name)
-      f.full_name = r.name
-    end
+    if type(r.mangled) == "string" then f.mangled = r.mangled end
     f.dso = r.dso
     f.file = r.file
     f.line = r.line
@@ -148,22 +103,37 @@ function M.build(entries, resolver, opts)
 
   -- unique addresses per space ("k" for the kernel, else the pid)
   local spaces, order = {}, {}
+  local function space(key, pid, is_k)
+    local sp = { pid = pid, kernel = is_k, seen = {}, addrs = {}, frames = {} }
+    spaces[key] = sp
+    order[#order + 1] = sp
+    return sp
+  end
+  local function add_unique(sp, addrs, from, to)
+    local seen, list = sp.seen, sp.addrs
+    for i = from, to do
+      local a = addrs[i]
+      if not seen[a] then
+        seen[a] = true
+        list[#list + 1] = a
+      end
+    end
+  end
   for _, e in ipairs(ents) do
     local pid = e.pid or -1
-    local nk = e.kernel
-    for i, a in ipairs(e.addrs) do
-      local is_k
-      if nk then is_k = i <= nk else is_k = M.is_kernel_addr(a) end
-      local key = is_k and "k" or pid
-      local sp = spaces[key]
-      if not sp then
-        sp = { pid = is_k and -1 or pid, kernel = is_k, seen = {}, addrs = {}, frames = {} }
-        spaces[key] = sp
-        order[#order + 1] = sp
-      end
-      if not sp.seen[a] then
-        sp.seen[a] = true
-        sp.addrs[#sp.addrs + 1] = a
+    local addrs, nk = e.addrs, e.kernel
+    local n = #addrs
+    if nk then
+      -- the kernel's addresses lead (leaf first), the user's follow
+      if nk > n then nk = n end
+      if nk > 0 then add_unique(spaces.k or space("k", -1, true), addrs, 1, nk) end
+      if n > nk then add_unique(spaces[pid] or space(pid, pid, false), addrs, nk + 1, n) end
+    else
+      for i = 1, n do
+        local a = addrs[i]
+        local is_k = M.is_kernel_addr(a)
+        local key = is_k and "k" or pid
+        add_unique(spaces[key] or space(key, is_k and -1 or pid, is_k), addrs, i, i)
       end
     end
   end
@@ -209,14 +179,31 @@ function M.build(entries, resolver, opts)
     local frames, nf = {}, 0
     local uframes = spaces[pid] and spaces[pid].frames
     local kframes = spaces.k and spaces.k.frames
-    for i = #addrs, 1, -1 do
-      local a = addrs[i]
-      local is_k
-      if nk then is_k = i <= nk else is_k = M.is_kernel_addr(a) end
-      local fr = (is_k and kframes or uframes)[a]
-      for j = 1, #fr do
-        nf = nf + 1
-        frames[nf] = fr[j]
+    local n = #addrs
+    if nk then
+      -- root first: the user's addresses, then the kernel's; an address
+      -- is one frame unless its inline chain was expanded
+      if nk > n then nk = n end
+      for i = n, 1, -1 do
+        local fr = (i > nk and uframes or kframes)[addrs[i]]
+        if fr[2] == nil then
+          nf = nf + 1
+          frames[nf] = fr[1]
+        else
+          for j = 1, #fr do
+            nf = nf + 1
+            frames[nf] = fr[j]
+          end
+        end
+      end
+    else
+      for i = n, 1, -1 do
+        local a = addrs[i]
+        local fr = (M.is_kernel_addr(a) and kframes or uframes)[a]
+        for j = 1, #fr do
+          nf = nf + 1
+          frames[nf] = fr[j]
+        end
       end
     end
     local count = e.count or 1
@@ -468,27 +455,13 @@ function M.from_perf_data(path, opts)
     end
     if p.close then p:close() end
   else
-    -- Only the records that shape address spaces come up to Lua; they are
-    -- put in time order here (an exec must drop the maps before the new
-    -- image's come), ties and untimed ones in file order.
-    local maps = {}
-    for rec in f:records{ type = { "MMAP", "MMAP2", "COMM", "FORK", "EXIT" } } do
-      maps[#maps + 1] = { rec, #maps + 1 }
-    end
-    table.sort(maps, function(a, b)
-      local ta, tb = tonumber(a[1].time) or 0, tonumber(b[1].time) or 0
-      if ta ~= tb then return ta < tb end
-      return a[2] < b[2]
-    end)
-    -- a thread's name (COMM) is per tid, as perf script shows it
+    -- One pass in C: the samples are counted in file order while the
+    -- records that shape address spaces are held and fed to sym in time
+    -- order at the end (an exec must drop the maps before the new image's
+    -- come; ties and untimed ones in file order), before any address is
+    -- resolved; comms (per tid, as perf script shows them) the same way.
     local comms = {}
-    for _, m in ipairs(maps) do
-      local rec = m[1]
-      if sym then sym:feed(rec) end
-      if rec.type == "COMM" then comms[rec.tid or rec.pid] = rec.comm end
-    end
-    -- Counting needs no order; the commands come from the ordered maps.
-    local p, perr = f:profile()
+    local p, perr = f:profile{ symbolizer = sym, comms = comms }
     if not p then f:close(); return nil, perr end
     list = M.from_profile(p, sym, opts)
     for _, st in ipairs(list) do
