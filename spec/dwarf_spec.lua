@@ -350,7 +350,7 @@ describe("dwarf call graphs", function()
       -- objects of a sanitizer build need the sanitizer runtimes
       "san=$(nm %s/core.a 2>/dev/null | grep -q __asan_ && echo -fsanitize=address,undefined); " ..
       "cc -O2 -g $san -D_GNU_SOURCE -I%s/csrc/core -o %s %s/bench/unwind_bench.c %s/core.a " ..
-      "$(pkg-config --libs libelf libdw libzstd) -lz -lstdc++",
+      "$(pkg-config --libs libelf libdw libzstd) -lz -liberty",
       dir, util.cpath_dir(), dir, util.root, harness, util.root, dir))
     assert(ok, out)
     local text, ok2 = util.sh(harness .. " -f " .. util.q(file) .. " 2>/dev/null")

@@ -402,6 +402,10 @@ print("msg=" .. tostring(msg))
 ]])
     util.sh("chmod 755 " .. dir .. " && chmod 644 " .. path)
     local pre = util.preload and ("LD_PRELOAD=" .. util.q(util.preload) .. " ") or ""
+    -- (make test-asan: LeakSanitizer's exit-time scan of this child, as
+    -- nobody, sometimes reads a bogus dynamic-TLS range and dies in its
+    -- own tracer; leaks of this code are checked by the root-run cases)
+    if util.preload then pre = pre .. "ASAN_OPTIONS=detect_leaks=0 " end
     local out, ok = util.sh(pre .. "setpriv --reuid=65534 --regid=65534 --clear-groups " ..
       util.lua .. " " .. util.q(path))
     assert(ok, out)
