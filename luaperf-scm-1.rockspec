@@ -107,6 +107,7 @@ build = {
       ["perf.luaprofile"] = "lua/perf/luaprofile.lua",
       ["perf.pprof"] = "lua/perf/pprof.lua",
       ["perf.report"] = "lua/perf/report.lua",
+      ["perf.script_fields"] = "lua/perf/script_fields.lua",
       ["perf.session"] = "lua/perf/session.lua",
       ["perf.speedscope"] = "lua/perf/speedscope.lua",
       ["perf.stacks"] = "lua/perf/stacks.lua",

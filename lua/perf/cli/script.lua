@@ -1,11 +1,16 @@
--- luaperf script: perf script's default listing of a perf.data file, or a
--- Lua script run over its records with perf script's hooks:
+-- luaperf script: perf script's listing of a perf.data file, or a Lua
+-- script run over its records with perf script's hooks:
 --
---   luaperf script [-i FILE] [-g | -G] [--ns] [--show-all] [script.lua [args...]]
+--   luaperf script [-i FILE] [-g | -G] [--ns] [--show-all] [-F FIELDS]
+--                  [--comm LIST] [--pid LIST] [--tid LIST] [-C CPUS]
+--                  [--time START,STOP] [script.lua [args...]]
 --
 -- The listing has one line per sample: comm, tid, [cpu], time, period,
--- event, ip, sym+off, (dso); with a call chain (recorded with -g, or asked
+-- event, ip, sym+off, (dso) by default, or the fields -F names (laid out
+-- by perf/script_fields.lua); with a call chain (recorded with -g, or asked
 -- with -g) each frame follows on its own line, as perf script prints them.
+-- The filters select the samples perf script selects, for the listing and
+-- for scripts (other records are not filtered).
 --
 -- A script may define begin(), sample(rec), subsys__event(rec) for
 -- tracepoints (sched__sched_switch, ...; rec.fields holds the decoded
@@ -20,14 +25,26 @@
 -- rec.unwind says so ({ truncated=, failed=, user=, kernel= }), and the
 -- records carry no regs_user / stack_user then (-G keeps them raw).
 local perf = require "perf"
+local fields = require "perf.script_fields"
 
 local USAGE = [==[
-usage: luaperf script [-i FILE] [-g | -G] [--ns] [script.lua [args...]]
-  -i FILE       the perf.data file (default ./perf.data)
-  -g            print call chains (the default when the file has them)
-  -G            hide call chains
-  --ns          nanosecond timestamps
-  --show-all    also list non-sample records (COMM, MMAP2, ...)
+usage: luaperf script [-i FILE] [options] [script.lua [args...]]
+  -i FILE            the perf.data file (default ./perf.data)
+  -g                 print call chains (the default when the file has them)
+  -G                 hide call chains
+  --ns               nanosecond timestamps
+  --show-all         also list non-sample records (COMM, MMAP2, ...)
+  -F, --fields LIST  the fields of a sample line, as perf script's -F:
+                     a,b,c (replace), +a,-b (edit the default), or
+                     hw:|sw:|trace:|raw:|break: LIST for one event type;
+                     fields: comm,tid,pid,time,cpu,event,period,ip,sym,
+                     symoff,dso,addr,trace
+  --comm LIST        only samples of these commands (comma list)
+  --pid LIST         only samples of these processes
+  --tid LIST         only samples of these threads
+  -C, --cpu LIST     only samples taken on these CPUs (0,2-3)
+  --time START,STOP  only samples in this time span (seconds.fraction,
+                     inclusive; either side may be empty)
 ]==]
 
 local function hex(v)
@@ -76,6 +93,22 @@ local function observe(st, rec)
     if not st.unwinder_feeds then st.sym:feed(rec) end
     st.cache = {}
   end
+  if st.dmaps then
+    -- every mapping, data ones too, for the objects -F addr names
+    if (t == "MMAP" or t == "MMAP2") and type(rec.start) == "number" and type(rec.len) == "number"
+       and rec.pid and rec.pid ~= -1 then
+      local l = st.dmaps[rec.pid] or {}
+      st.dmaps[rec.pid] = l
+      l[#l + 1] = { start = rec.start, stop = rec.start + rec.len, path = rec.filename }
+      st.acache = {}
+    elseif t == "FORK" and rec.pid ~= rec.ppid then
+      -- as perf: the child starts with its parent's maps
+      local copy = {}
+      for i, m in ipairs(st.dmaps[rec.ppid] or {}) do copy[i] = m end
+      st.dmaps[rec.pid] = copy
+      st.acache = {}
+    end
+  end
 end
 
 -- Symbol of addr in pid: { name=, offset=, dso=, rel= } with [unknown]s.
@@ -105,6 +138,25 @@ local function resolve(st, pid, addr)
   return r
 end
 
+-- A sample's data address (-F addr): its function symbol if it has one,
+-- and the object mapped there, data mappings included.
+local function resolve_addr(st, pid, addr)
+  local key = tostring(pid) .. ":" .. tostring(addr)
+  local r = st.acache[key]
+  if r then return r end
+  local s = resolve(st, pid, addr)
+  r = { name = s.name, offset = s.offset, dso = s.dso }
+  if r.dso == "[unknown]" and type(addr) == "number" then
+    local l = st.dmaps[pid] or {}
+    for i = #l, 1, -1 do
+      local m = l[i]
+      if addr >= m.start and addr < m.stop then r.dso = m.path or "[unknown]"; break end
+    end
+  end
+  st.acache[key] = r
+  return r
+end
+
 -- The address perf prints for a call chain entry: relative to its map for
 -- user-space DSOs, absolute for the kernel and for unmapped addresses.
 local function anon(path)
@@ -120,60 +172,6 @@ local function chain_addr(r, addr)
     return string.format("%x", addr - m.start + m.pgoff)
   end
   return hex(addr)
-end
-
-local function symtext(r)
-  if r.offset and r.name ~= "[unknown]" then
-    return string.format("%s+0x%x (%s)", r.name, r.offset, r.dso)
-  end
-  return string.format("%s (%s)", r.name, r.dso)
-end
-
-local function print_sample(out, st, rec, opts, name_width)
-  local chain = opts.callchain and rec.callchain
-  local comm = st.comm[rec.tid] or (":" .. tostring(rec.tid))
-  local parts = {}
-  if chain then
-    parts[#parts + 1] = comm .. " "
-  else
-    parts[#parts + 1] = string.format("%16s ", comm)
-  end
-  parts[#parts + 1] = string.format("%5d ", rec.tid or -1)
-  if rec.cpu then parts[#parts + 1] = string.format("[%03d] ", rec.cpu) end
-  if rec.time then parts[#parts + 1] = timestr(rec.time, opts.ns) .. ": " end
-  local tracepoint = rec.raw and st.tp[rec.event]
-  local period = rec.period or st.period[rec.event]
-  if not tracepoint and period then
-    parts[#parts + 1] = string.format("%10d ", period)
-  end
-  parts[#parts + 1] = string.format("%" .. name_width .. "s: ", rec.event or "[unknown]")
-  if tracepoint then
-    parts[#parts + 1] = st.f:trace_text(rec.raw, rec.cpu or 0) or ""
-  end
-  if chain then
-    out:write(table.concat(parts), "\n")
-    for _, a in ipairs(rec.callchain) do
-      local r = resolve(st, rec.pid, a)
-      -- the printed line is a function of (pid, addr): made once
-      local line = r.printed
-      if not line then
-        line = string.format("\t%16s %s\n", chain_addr(r, a), symtext(r))
-        r.printed = line
-      end
-      out:write(line)
-    end
-    -- an unwind that ran off the captured stack: perf ends it with -1
-    if rec.unwind and rec.unwind.truncated then
-      out:write(string.format("\t%16s [unknown] ([unknown])\n", "ffffffffffffffff"))
-    end
-    out:write("\n")
-  else
-    if rec.ip and not tracepoint then
-      local r = resolve(st, rec.pid, rec.ip)
-      parts[#parts + 1] = string.format(" %16s %s", hex(rec.ip), symtext(r))
-    end
-    out:write(table.concat(parts), "\n")
-  end
 end
 
 local function print_other(out, st, rec, opts)
@@ -237,31 +235,129 @@ local function call(env, name, ...)
   return false
 end
 
-function M.run(args)
+-- Filter lists, as perf parses them: "a,b" for comms, integers for pids
+-- and tids, "0,2-3" for CPUs, "sec.frac,sec.frac" for --time.
+local function name_list(text)
+  local t = {}
+  for w in text:gmatch("[^,]+") do t[w] = true end
+  return t
+end
+
+local function int_list(text, opt)
+  local t = {}
+  for w in text:gmatch("[^,]+") do
+    local n = tonumber(w:match("^%s*(%-?%d+)%s*$"))
+    if not n then return nil, opt .. ": '" .. w .. "' is not a number" end
+    t[n] = true
+  end
+  return t
+end
+
+local function cpu_list(text)
+  local t = {}
+  for w in text:gmatch("[^,]+") do
+    local a, b = w:match("^(%d+)%-(%d+)$")
+    a = tonumber(a or w:match("^(%d+)$"))
+    b = tonumber(b) or a
+    if not a or b < a then return nil, "-C: bad CPU list '" .. text .. "' (like 0,2-3)" end
+    if b - a > 65535 then return nil, "-C: CPU range too large in '" .. text .. "'" end
+    for c = a, b do t[c] = true end
+  end
+  return t
+end
+
+-- seconds[.fraction] as nanoseconds; the fraction has 9 digits at most
+local function parse_ns(s)
+  local sec, frac = s:match("^(%d+)%.(%d*)$")
+  if not sec then sec, frac = s:match("^(%d+)$"), "" end
+  if not sec or #frac > 9 or #sec > 10 then return nil end
+  frac = frac .. string.rep("0", 9 - #frac)
+  return tonumber(sec) * 1000000000 + tonumber(frac)
+end
+
+local function time_span(text)
+  local a, b = text:match("^([^,]*),([^,]*)$")
+  local bad = "--time: '" .. text .. "' is not START,STOP in seconds (like 12.5,13 or ,13.25)"
+  if not a then return nil, bad end
+  local span = {}
+  if a ~= "" then span.start = parse_ns(a); if not span.start then return nil, bad end end
+  if b ~= "" then span.stop = parse_ns(b); if not span.stop then return nil, bad end end
+  if span.start and span.stop and span.start > span.stop then
+    return nil, "--time: the start is after the stop"
+  end
+  return span
+end
+
+-- The samples perf script shows: time first, then CPU, then the thread.
+local function sample_filter(opts, st)
+  if not (opts.time or opts.cpus or opts.comms or opts.pids or opts.tids) then return nil end
+  local span, cpus, comms, pids, tids = opts.time, opts.cpus, opts.comms, opts.pids, opts.tids
+  return function(rec)
+    local t = rec.time
+    if span and t and t ~= 0 then
+      if (span.start and t < span.start) or (span.stop and t > span.stop) then return false end
+    end
+    if cpus and rec.cpu and not cpus[rec.cpu] then return false end
+    if comms and not comms[st.comm[rec.tid] or (":" .. tostring(rec.tid))] then return false end
+    if pids and not pids[rec.pid] then return false end
+    if tids and not tids[rec.tid] then return false end
+    return true
+  end
+end
+
+local TAKES = {
+  ["-i"] = "input", ["--input"] = "input", ["-F"] = "fields", ["--fields"] = "fields",
+  ["--comm"] = "comm", ["--pid"] = "pid", ["--tid"] = "tid", ["-C"] = "cpu", ["--cpu"] = "cpu",
+  ["--time"] = "time",
+}
+
+local function parse_args(args)
   local opts = { input = "perf.data", ns = false }
   local script, sargs = nil, {}
   local i = 1
   while i <= #args do
     local a = args[i]
+    local long, val = a:match("^(%-%-[%w%-]+)=(.*)$")
     if script then
       sargs[#sargs + 1] = a
-    elseif a == "-i" or a == "--input" then
-      i = i + 1; opts.input = args[i]
-    elseif a:match("^%-%-input=") then
-      opts.input = a:match("=(.*)")
+    elseif TAKES[long or a] then
+      if not long then
+        i = i + 1; val = args[i]
+        if val == nil then return nil, a .. " needs a value" end
+      end
+      opts[TAKES[long or a]] = val
     elseif a == "-g" then opts.force_callchain = true
     elseif a == "-G" or a == "--hide-call-graph" then opts.hide_callchain = true
     elseif a == "--ns" then opts.ns = true
     elseif a == "--show-all" then opts.show_all = true
-    elseif a == "-h" or a == "--help" then io.stdout:write(USAGE); return 0
+    elseif a == "-h" or a == "--help" then opts.help = true
     elseif a:sub(1, 1) == "-" and a ~= "-" then
-      io.stderr:write("luaperf script: unknown option ", a, "\n", USAGE); return 1
+      return nil, "unknown option " .. a
     else
       script = a
     end
     i = i + 1
   end
-  if not opts.input then io.stderr:write(USAGE); return 1 end
+  local err
+  if opts.fields then opts.request, err = fields.parse(opts.fields) end
+  if not err and opts.comm then opts.comms = name_list(opts.comm) end
+  if not err and opts.pid then opts.pids, err = int_list(opts.pid, "--pid") end
+  if not err and opts.tid then opts.tids, err = int_list(opts.tid, "--tid") end
+  if not err and opts.cpu then opts.cpus, err = cpu_list(opts.cpu) end
+  if not err and opts.time then opts.time, err = time_span(opts.time) end
+  if err then return nil, err end
+  return opts, script, sargs
+end
+
+function M.run(args)
+  local opts, script, sargs = parse_args(args)
+  if not opts then
+    -- the usage for a malformed command line, just the reason for a bad value
+    local usage = (script:match("^unknown option") or script:match("needs a value")) and USAGE or ""
+    io.stderr:write("luaperf script: ", script, "\n", usage)
+    return 1
+  end
+  if opts.help then io.stdout:write(USAGE); return 0 end
   local f, err = perf.open(opts.input)
   if not f then
     io.stderr:write("luaperf script: ", tostring(err), "\n")
@@ -269,18 +365,37 @@ function M.run(args)
   end
   local st = new_state(f)
   local hdr = f:header()
-  local name_width, has_chain = 0, false
+  local name_width, has_chain, has_cpu = 0, false, false
+  local ev_by_name = {}
   st.tp, st.period = {}, {}
   for _, ev in ipairs(hdr.events) do
+    ev_by_name[ev.name] = ev_by_name[ev.name] or ev
     -- without PERF_SAMPLE_PERIOD a sample weighs the attr's fixed period
     if not ev.freq then st.period[ev.name] = ev.sample_period end
     if #ev.name > name_width then name_width = #ev.name end
     if ev.type == 2 then st.tp[ev.name] = true end
     if ev.sample_type and math.floor(ev.sample_type / 32) % 2 == 1 then has_chain = true end
+    if ev.sample_type and math.floor(ev.sample_type / 128) % 2 == 1 then has_cpu = true end
     -- PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER
     if ev.sample_type and math.floor(ev.sample_type / 4096) % 4 == 3 then st.dwarf = true end
   end
   opts.callchain = (has_chain or opts.force_callchain) and not opts.hide_callchain
+  local function fail(msg)
+    f:close()
+    io.stderr:write("luaperf script: ", msg, "\n")
+    return 1
+  end
+  if opts.cpus and not has_cpu then
+    return fail("the file has no CPU in its samples (record with -a or -C); remove -C")
+  end
+  local layout, lerr
+  if not script then
+    layout, lerr = fields.setup(opts.request, hdr.events, opts.callchain,
+      function(msg) io.stderr:write(msg, "\n") end)
+    if not layout then return fail(lerr) end
+  end
+  if layout and layout.any_addr then st.dmaps, st.acache = {}, {} end
+  local keep = sample_filter(opts, st)
   -- DWARF files: user stacks unwound in C as the records come (callers as
   -- call sites, return address - 1, as perf prints DWARF chains); the
   -- reader feeds the symbolizer then
@@ -296,29 +411,44 @@ function M.run(args)
   local out = io.stdout
   local ok, e = pcall(function()
     if script then
-      local env, lerr = load_script(script, f, sargs)
-      if not env then error({ msg = lerr }) end
+      local env, serr = load_script(script, f, sargs)
+      if not env then error({ msg = serr }) end
       local mt = decorate(st)
       call(env, "begin")
       for rec in records() do
         observe(st, rec)
         setmetatable(rec, mt)
         if rec.type == "SAMPLE" then
-          local handled = false
-          if st.tp[rec.event] then
-            handled = call(env, (rec.event:gsub(":", "__")), rec)
+          if not keep or keep(rec) then
+            local handled = false
+            if st.tp[rec.event] then
+              handled = call(env, (rec.event:gsub(":", "__")), rec)
+            end
+            if not handled then call(env, "sample", rec) end
           end
-          if not handled then call(env, "sample", rec) end
         else
           call(env, "record", rec)
         end
       end
       call(env, "finish")
     else
+      local ctx = {
+        name_width = name_width, hex = hex,
+        comm = function(rec) return st.comm[rec.tid] or (":" .. tostring(rec.tid)) end,
+        timestr = function(t) return timestr(t, opts.ns) end,
+        period = function(rec) return rec.period or st.period[rec.event] end,
+        trace_text = function(rec) return f:trace_text(rec.raw, rec.cpu or 0) end,
+        resolve = function(pid, addr) return resolve(st, pid, addr) end,
+        resolve_addr = function(pid, addr) return resolve_addr(st, pid, addr) end,
+        chain_addr = chain_addr,
+      }
+      local unknown = { type = 7, sample_type = 0 }
       for rec in records{ user = false } do
         observe(st, rec)
         if rec.type == "SAMPLE" then
-          print_sample(out, st, rec, opts, name_width)
+          if not keep or keep(rec) then
+            fields.print(out, ctx, layout, rec, ev_by_name[rec.event] or unknown)
+          end
         elseif opts.show_all then
           print_other(out, st, rec, opts)
         end
