@@ -459,22 +459,16 @@ static int m_read(lua_State *L)
 	return 1;
 }
 
-/* g:read([t]) -> { [spec] = r, [name] = r, r1, r2, ... } | nil, msg, errno */
-static int g_read(lua_State *L)
-{
-	struct lcounter *lc = check_fast(L, "expected a perf.group");
-	size_t i;
-	int r;
 
-	if (!lua_isnoneornil(L, 2))
-		luaL_checktype(L, 2, LUA_TTABLE);
-	r = counter__read(lc->c, lc->vals);
-	if (r < 0)
-		return lperf_fail(L, NULL, -r);
-	if (lua_istable(L, 2))
-		lua_settop(L, 2);
-	else
-		lua_createtable(L, (int)lc->n, (int)lc->n);
+/*
+ * The member tables r[1..n] of the group result on top of the stack (also
+ * reachable as r[spec] and r[name]), created on first use, then refilled
+ * from lc->vals: a loop of reads allocates nothing.
+ */
+static void fill_members(lua_State *L, struct lcounter *lc)
+{
+	size_t i;
+
 	for (i = 0; i < lc->n; i++) {
 		lua_rawgeti(L, -1, (lua_Integer)i + 1);
 		if (!lua_istable(L, -1)) {
@@ -495,6 +489,24 @@ static int g_read(lua_State *L)
 		fill_value(L, &lc->vals[i]);
 		lua_pop(L, 1);
 	}
+}
+
+/* g:read([t]) -> { [spec] = r, [name] = r, r1, r2, ... } | nil, msg, errno */
+static int g_read(lua_State *L)
+{
+	struct lcounter *lc = check_fast(L, "expected a perf.group");
+	int r;
+
+	if (!lua_isnoneornil(L, 2))
+		luaL_checktype(L, 2, LUA_TTABLE);
+	r = counter__read(lc->c, lc->vals);
+	if (r < 0)
+		return lperf_fail(L, NULL, -r);
+	if (lua_istable(L, 2))
+		lua_settop(L, 2);
+	else
+		lua_createtable(L, (int)lc->n, (int)lc->n);
+	fill_members(L, lc);
 	return 1;
 }
 
@@ -508,7 +520,7 @@ static int g_read(lua_State *L)
 static int m_read_each(lua_State *L)
 {
 	struct lcounter *lc = check_fast(L, "expected a perf.counter or perf.group");
-	size_t s, i, nset = counter__nr_sets(lc->c), npid = counter__nr_pids(lc->c);
+	size_t s, nset = counter__nr_sets(lc->c), npid = counter__nr_pids(lc->c);
 	int r;
 
 	if (!lua_isnoneornil(L, 2))
@@ -538,26 +550,7 @@ static int m_read_each(lua_State *L)
 			lua_pop(L, 1);
 			continue;
 		}
-		for (i = 0; i < lc->n; i++) {
-			lua_rawgeti(L, -1, (lua_Integer)i + 1);
-			if (!lua_istable(L, -1)) {
-				lua_pop(L, 1);
-				lua_createtable(L, 0, 6);
-				push_key(L, UV_NAME);
-				lua_pushstring(L, lc->names[i]);
-				set_field(L);
-				lua_pushvalue(L, -1);
-				lua_rawseti(L, -3, (lua_Integer)i + 1);
-				lua_pushvalue(L, -1);
-				lua_setfield(L, -3, lc->specs[i]);
-				if (strcmp(lc->specs[i], lc->names[i]) != 0) {
-					lua_pushvalue(L, -1);
-					lua_setfield(L, -3, lc->names[i]);
-				}
-			}
-			fill_value(L, &lc->vals[i]);
-			lua_pop(L, 1);
-		}
+		fill_members(L, lc);
 		lua_pop(L, 1);
 	}
 	return 1;
