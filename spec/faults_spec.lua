@@ -14,13 +14,7 @@ local FORKER = util.root .. "/build/progs/forker"
 -- process of its own, an extra FORK the target never made.  env -u keeps
 -- the target clean and execs it under the same pid.
 local function target(...)
-  local argv = { ... }
-  if util.preload then
-    table.insert(argv, 1, "LD_PRELOAD")
-    table.insert(argv, 1, "-u")
-    table.insert(argv, 1, "env")
-  end
-  return argv
+  return util.target_argv({ ... })
 end
 
 -- This process's pid (Lua has no getpid).

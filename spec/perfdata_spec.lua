@@ -9,13 +9,8 @@ local perf = require "perf"
 
 local dir = util.tmpdir()
 local shaped = pu.shaped()
-local files = {}
-
 -- Records once per run (perf is the slow part); each test reuses the files.
-local function file(name, args)
-  if not files[name] then files[name] = pu.perf_record(dir, name, args) end
-  return files[name]
-end
+local file = pu.recorder(dir)
 
 local function same_as_perf(path, with_cpu, hide_chain)
   local theirs = pu.perf_samples(path, with_cpu, hide_chain)

@@ -22,6 +22,16 @@ function M.perf_record(dir, name, args)
   return path
 end
 
+-- file(name, args): perf record into dir once per run (perf is the slow
+-- part); later calls with the same name reuse the file.
+function M.recorder(dir)
+  local files = {}
+  return function(name, args)
+    if not files[name] then files[name] = M.perf_record(dir, name, args) end
+    return files[name]
+  end
+end
+
 local function trim_hex(s)
   s = s:gsub("^0x", ""):gsub("^0+(%x)", "%1")
   return s

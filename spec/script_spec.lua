@@ -5,11 +5,8 @@ local pu = require "perfdata_util"
 
 local dir = util.tmpdir()
 local shaped = pu.shaped()
-local files = {}
-local function file(name, args)
-  if not files[name] then files[name] = pu.perf_record(dir, name, args) end
-  return files[name]
-end
+-- Records once per run (perf is the slow part); each test reuses the files.
+local file = pu.recorder(dir)
 
 local function lines(s)
   local t = {}

@@ -163,14 +163,8 @@ describe("perf.stat per CPU", function()
     local cmdline = util.target(table.concat(argv, " "))
     local ref = util.perf("stat -x, -a -A -e cpu-clock,page-faults,cycles -- " .. cmdline)
     local rrows = csv_rows(ref)
-    if util.preload then
-      -- env -u LD_PRELOAD: the sanitizer runtime stays with the interpreter.
-      table.insert(argv, 1, "LD_PRELOAD")
-      table.insert(argv, 1, "-u")
-      table.insert(argv, 1, "env")
-    end
     local res = assert(perf.stat{ events = "cpu-clock,page-faults,cycles", cpu = "all",
-                                  per_cpu = true, run = argv })
+                                  per_cpu = true, run = util.target_argv(argv) })
     assert.are.same(cpus, res.cpus)
     local mine = {}
     for _, ev in ipairs(res.events) do

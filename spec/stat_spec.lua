@@ -45,13 +45,7 @@ end
 -- A command for perf.stat: under a sanitizer run the interpreter's
 -- LD_PRELOAD would reach the command, so env drops it first.
 local function cmd(...)
-  local argv = { ... }
-  if util.preload then
-    table.insert(argv, 1, "LD_PRELOAD")
-    table.insert(argv, 1, "-u")
-    table.insert(argv, 1, "env")
-  end
-  return argv
+  return util.target_argv({ ... })
 end
 
 -- The same command for perf stat, in the same environment as ours.

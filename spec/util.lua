@@ -41,6 +41,15 @@ function M.target(cmdline)
   return cmdline
 end
 
+-- The same for an argv (perf.stat's run=, a session's cmd=): env -u
+-- LD_PRELOAD execs the program under the same pid without the runtime.
+function M.target_argv(argv)
+  if not M.preload then return argv end
+  local out = { "env", "-u", "LD_PRELOAD" }
+  for i = 1, #argv do out[#out + 1] = argv[i] end
+  return out
+end
+
 function M.read(path)
   local f = io.open(path, "rb")
   if not f then return nil end
