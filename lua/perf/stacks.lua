@@ -180,26 +180,19 @@ function M.build(entries, resolver, opts)
     local uframes = spaces[pid] and spaces[pid].frames
     local kframes = spaces.k and spaces.k.frames
     local n = #addrs
-    if nk then
-      -- root first: the user's addresses, then the kernel's; an address
-      -- is one frame unless its inline chain was expanded
-      if nk > n then nk = n end
-      for i = n, 1, -1 do
-        local fr = (i > nk and uframes or kframes)[addrs[i]]
-        if fr[2] == nil then
-          nf = nf + 1
-          frames[nf] = fr[1]
-        else
-          for j = 1, #fr do
-            nf = nf + 1
-            frames[nf] = fr[j]
-          end
-        end
-      end
-    else
-      for i = n, 1, -1 do
-        local a = addrs[i]
-        local fr = (M.is_kernel_addr(a) and kframes or uframes)[a]
+    -- root first; the kernel's addresses are the first nk from the leaf
+    -- when the entry says so, else told by address.  An address is one
+    -- frame unless its inline chain was expanded.
+    if nk and nk > n then nk = n end
+    for i = n, 1, -1 do
+      local a = addrs[i]
+      local kernel
+      if nk then kernel = i <= nk else kernel = M.is_kernel_addr(a) end
+      local fr = (kernel and kframes or uframes)[a]
+      if fr[2] == nil then
+        nf = nf + 1
+        frames[nf] = fr[1]
+      else
         for j = 1, #fr do
           nf = nf + 1
           frames[nf] = fr[j]
