@@ -27,10 +27,14 @@
  * thread blocked with the signal masked) stops itself after one budget.
  */
 #define SIGSAMPLE_BUDGET 64
-/* attr.sig_data of our SIGTRAP events: a tag and the table slot + 1, so a
- * TRAP_PERF from someone else's event is told apart. */
-#define TRAP_TAG 0x6c75617000000000ULL  /* "luap" */
-#define TRAP_SLOT_MASK 0xffffULL
+/* attr.sig_data of our SIGTRAP events: a tag, the sampler's generation and
+ * its table slot + 1, so a TRAP_PERF from someone else's event, or one still
+ * queued for a closed sampler whose slot was taken again, is told apart. */
+#define TRAP_TAG 0x6c75610000000000ULL  /* "lua" */
+#define TRAP_TAG_MASK 0xffffff0000000000ULL
+#define TRAP_GEN_SHIFT 8
+#define TRAP_GEN_MASK 0xffffffffULL
+#define TRAP_SLOT_MASK 0xffULL
 
 struct sigsample {
 	int fds[1 + SIGSAMPLE_MAX_COUNTERS];
@@ -38,6 +42,7 @@ struct sigsample {
 	int tid;
 	int trap;                     /* SIGTRAP mode, else real-time */
 	unsigned slot;
+	uint32_t gen;                 /* tells reused slots apart */
 	struct perf_event_attr attr;
 	atomic_int armed;
 	atomic_uint_fast64_t pending;
@@ -50,12 +55,18 @@ struct sigsample {
 /*
  * The handlers find a sampler in this table by slot (SIGTRAP's sig_data)
  * or by si_fd (fasync): atomics, no lock, so they are async-signal-safe.
- * Writers hold table_lock.
+ * Writers hold table_lock.  A handler counts itself in `busy` while it uses
+ * the sampler it found, and whoever unpublishes a sampler waits for busy to
+ * drop to 0 before freeing it or calling its owner's teardown: a handler
+ * running on another thread never sees freed memory.
  */
 static struct {
 	atomic_int fd;
 	_Atomic(struct sigsample *) s;
+	atomic_uint busy;
 } table[MAX_SAMPLERS];
+
+static atomic_uint next_gen;
 
 /* A signal we took, with what was there before; guarded by table_lock. */
 struct handler {
@@ -71,8 +82,17 @@ static void count_overflow(struct sigsample *s)
 {
 	atomic_fetch_add_explicit(&s->pending, 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(&s->signals, 1, memory_order_relaxed);
-	if (s->notify != NULL)
+	/* Not after stop: the owner is tearing down what notify touches. */
+	if (s->notify != NULL && atomic_load(&s->armed))
 		s->notify(s->arg);
+}
+
+/* Waits until no handler uses the sampler of slot i (sequentially
+ * consistent with the handler's busy increment and load of the slot). */
+static void slot_quiesce(unsigned i)
+{
+	while (atomic_load(&table[i].busy) != 0)
+		;
 }
 
 static void on_realtime(int sig, siginfo_t *si, void *uc)
@@ -86,18 +106,25 @@ static void on_realtime(int sig, siginfo_t *si, void *uc)
 		goto out;             /* not from the kernel's fasync */
 	for (i = 0; i < MAX_SAMPLERS; i++) {
 		struct sigsample *s;
+		int found = 0;
 		if (atomic_load_explicit(&table[i].fd, memory_order_acquire) != fd)
 			continue;
-		s = atomic_load_explicit(&table[i].s, memory_order_acquire);
-		if (s == NULL || s->trap)
-			continue;
-		/* POLL_HUP: the overflow budget is spent and the kernel
-		 * disabled the event; give it another. */
-		if (si->si_code == POLL_HUP &&
-		    atomic_load_explicit(&s->armed, memory_order_relaxed))
-			ioctl(fd, PERF_EVENT_IOC_REFRESH, SIGSAMPLE_BUDGET);
-		count_overflow(s);
-		break;
+		atomic_fetch_add(&table[i].busy, 1);
+		s = atomic_load(&table[i].s);
+		/* The fd number and the thread: an fd number reused by a sampler
+		 * of another thread is not this signal's. */
+		if (s != NULL && !s->trap && atomic_load(&table[i].fd) == fd &&
+		    s->tid == (int)syscall(SYS_gettid)) {
+			/* POLL_HUP: the overflow budget is spent and the kernel
+			 * disabled the event; give it another. */
+			if (si->si_code == POLL_HUP && atomic_load(&s->armed))
+				ioctl(fd, PERF_EVENT_IOC_REFRESH, SIGSAMPLE_BUDGET);
+			count_overflow(s);
+			found = 1;
+		}
+		atomic_fetch_sub(&table[i].busy, 1);
+		if (found)
+			break;
 	}
 out:
 	errno = saved;
@@ -140,14 +167,19 @@ static void on_trap(int sig, siginfo_t *si, void *uc)
 	int saved = errno;
 	uint64_t data;
 	if (si->si_code != TRAP_PERF ||
-	    ((data = perf_data_of(si)) & ~TRAP_SLOT_MASK) != TRAP_TAG) {
+	    ((data = perf_data_of(si)) & TRAP_TAG_MASK) != TRAP_TAG) {
 		chain_trap(sig, si, uc);
 	} else if ((data & TRAP_SLOT_MASK) >= 1 && (data & TRAP_SLOT_MASK) <= MAX_SAMPLERS) {
-		struct sigsample *s = atomic_load_explicit(&table[(data & TRAP_SLOT_MASK) - 1].s,
-							   memory_order_acquire);
-		/* NULL: a signal still queued for a sampler just closed. */
-		if (s != NULL && s->trap)
+		unsigned i = (unsigned)(data & TRAP_SLOT_MASK) - 1;
+		uint32_t gen = (uint32_t)((data >> TRAP_GEN_SHIFT) & TRAP_GEN_MASK);
+		struct sigsample *s;
+		atomic_fetch_add(&table[i].busy, 1);
+		s = atomic_load(&table[i].s);
+		/* NULL or another generation: a signal still queued for a
+		 * sampler that was closed (and whose slot may be taken again). */
+		if (s != NULL && s->trap && s->gen == gen)
 			count_overflow(s);
+		atomic_fetch_sub(&table[i].busy, 1);
 	}
 	errno = saved;
 }
@@ -195,20 +227,20 @@ static int handler_get(struct handler *h)
 }
 
 /*
- * Signals already queued for this thread would hit the old disposition
- * (for a real-time signal or SIGTRAP, SIG_DFL terminates): consume them
- * first.
+ * Signals of the closed samplers still queued for a thread that blocks
+ * them would reach the old disposition (for a real-time signal or SIGTRAP,
+ * SIG_DFL terminates the process).  Setting SIG_IGN discards the signal
+ * from every thread's queue (POSIX; Linux's do_sigaction flushes them),
+ * so the last close goes through it before giving the old one back.  A
+ * non-perf SIGTRAP pending in a blocked thread at that moment is lost.
  */
-static void drain_queued(int sig)
+static void discard_queued(int sig)
 {
-	sigset_t set, old;
-	struct timespec zero = { 0, 0 };
-	sigemptyset(&set);
-	sigaddset(&set, sig);
-	pthread_sigmask(SIG_BLOCK, &set, &old);
-	while (sigtimedwait(&set, NULL, &zero) == sig)
-		;
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	struct sigaction ign;
+	memset(&ign, 0, sizeof ign);
+	ign.sa_handler = SIG_IGN;
+	sigemptyset(&ign.sa_mask);
+	sigaction(sig, &ign, NULL);
 }
 
 /* Caller holds table_lock. */
@@ -217,12 +249,33 @@ static void handler_put(struct handler *h)
 	struct sigaction cur;
 	if (h->refs == 0 || --h->refs > 0)
 		return;
-	drain_queued(h->sig);
 	/* Give the signal back only if nobody replaced our handler meanwhile. */
 	if (sigaction(h->sig, NULL, &cur) == 0 && (cur.sa_flags & SA_SIGINFO) &&
-	    cur.sa_sigaction == h->action)
+	    cur.sa_sigaction == h->action) {
+		discard_queued(h->sig);
 		sigaction(h->sig, &h->old, NULL);
+	}
 	h->sig = 0;
+}
+
+/*
+ * Real-time signals queued for this thread before an fd number is given
+ * to a new sampler: delivered now, to the samplers they belong to, so none
+ * is counted against the new one (fasync names the event by fd only).
+ * Queued signals of a closed event only wait on its own thread, the thread
+ * a new sampler with the same fd number would be opened on.
+ */
+static void deliver_queued(int sig)
+{
+	sigset_t set, old;
+	siginfo_t si;
+	struct timespec zero = { 0, 0 };
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	pthread_sigmask(SIG_BLOCK, &set, &old);
+	while (sigtimedwait(&set, &si, &zero) == sig)
+		on_realtime(sig, &si, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 /*
@@ -278,7 +331,7 @@ static int open_leader(struct sigsample *s, const struct perf_event_attr *given,
 		 * The owner drains the ring at its safe points. */
 		attr.sigtrap = 1;
 		attr.remove_on_exec = 1;   /* required with sigtrap */
-		attr.sig_data = TRAP_TAG | (s->slot + 1);
+		attr.sig_data = TRAP_TAG | ((uint64_t)s->gen << TRAP_GEN_SHIFT) | (s->slot + 1);
 		attr.wakeup_events = 0;
 		attr.watermark = 0;
 	} else {
@@ -335,6 +388,7 @@ int sigsample__open(const struct sigsample_opts *opts, struct sigsample **out,
 		return -EMFILE;
 	}
 	s->slot = (unsigned)slot;
+	s->gen = (uint32_t)atomic_fetch_add(&next_gen, 1);
 
 	fd = open_leader(s, &opts->attr, s->trap);
 	if (fd == -EINVAL && s->trap && opts->signal == SIGSAMPLE_SIGNAL_AUTO) {
@@ -385,6 +439,7 @@ int sigsample__open(const struct sigsample_opts *opts, struct sigsample **out,
 			err = -errno;
 			goto fail;
 		}
+		deliver_queued(rt_handler.sig);
 	}
 	atomic_store(&table[s->slot].fd, s->fds[0]);
 	*out = s;
@@ -392,6 +447,7 @@ int sigsample__open(const struct sigsample_opts *opts, struct sigsample **out,
 fail:
 	pthread_mutex_lock(&table_lock);
 	atomic_store(&table[s->slot].s, NULL);
+	slot_quiesce(s->slot);
 	if (s->handler != NULL)
 		handler_put(s->handler);
 	pthread_mutex_unlock(&table_lock);
@@ -418,10 +474,14 @@ int sigsample__start(struct sigsample *s)
 
 int sigsample__stop(struct sigsample *s)
 {
+	int rc = 0;
 	atomic_store(&s->armed, 0);
 	if (ioctl(s->fds[0], PERF_EVENT_IOC_DISABLE, 0) < 0)
-		return -errno;
-	return 0;
+		rc = -errno;
+	/* A handler that saw armed set may still be in notify on another
+	 * thread: once it is out, no notify runs until the next start. */
+	slot_quiesce(s->slot);
+	return rc;
 }
 
 void sigsample__close(struct sigsample *s)
@@ -432,6 +492,7 @@ void sigsample__close(struct sigsample *s)
 	pthread_mutex_lock(&table_lock);
 	atomic_store(&table[s->slot].s, NULL);
 	atomic_store(&table[s->slot].fd, -1);
+	slot_quiesce(s->slot);
 	while (s->nfds > 0)
 		close(s->fds[--s->nfds]);
 	if (s->handler != NULL)

@@ -67,12 +67,16 @@ struct sigsample_opts {
 int sigsample__open(const struct sigsample_opts *opts, struct sigsample **out,
 		    int *failed);
 /* Stops, unregisters, closes every fd; NULL is fine.  When it was the last
- * sampler, the signal's previous disposition is restored. */
+ * sampler, the signal's previous disposition is restored, and signals still
+ * queued for blocked threads are discarded first.  Safe from any thread:
+ * returns once no handler uses the sampler. */
 void sigsample__close(struct sigsample *s);
 
 /* Installs the handler (first sampler) and arms the event.  0 or -errno. */
 int sigsample__start(struct sigsample *s);
-/* Disarms the event; signals already queued are still counted. */
+/* Disarms the event; signals already queued are still counted, but notify
+ * is no longer called, and no call of it is running (on any thread) when
+ * this returns: the owner may then tear down what notify uses. */
 int sigsample__stop(struct sigsample *s);
 
 /* Takes (and zeroes) the number of overflows signalled since the last take. */

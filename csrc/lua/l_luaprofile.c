@@ -67,6 +67,24 @@
 extern int evspec__parse(const char *spec, struct evspec *out, char *err,
 			 size_t errlen) __attribute__((weak));
 
+/*
+ * A Lua state the signal handler may hook, with the hook it had when it
+ * was last hooked (restored at the safe point, chained to, and put back at
+ * stop): per state, so a debugger's or coverage tool's hook set after
+ * start() keeps working, and each coroutine gets its own back.
+ */
+struct lp_state {
+	lua_State *L;
+	lua_Hook hook;
+	int mask, count;
+};
+
+/* A tracked resume: the coroutine's state and the state that resumed it. */
+struct lp_resume {
+	struct lp_state *co;
+	lua_State *from;
+};
+
 /* One unique folded stack and what was attributed to it. */
 struct lp_entry {
 	char *key;
@@ -79,21 +97,33 @@ struct lprof {
 	struct sigsample *ss;         /* NULL once closed */
 	struct ring *ring;            /* native chains and counter values */
 	struct evtab *evtab;
-	lua_State *L0;                /* the state that started the profile */
-	_Atomic(lua_State *) running; /* the state the handler hooks (5.x) */
-	lua_State *costack[LP_MAX_CO];
+	/*
+	 * 5.x: the states the signal handler hooks.  `running`, the state
+	 * known to run: the one that started (anchored in the registry while
+	 * started, so a coroutine that finishes is not freed under us) or the
+	 * innermost coroutine resumed through our coroutine.resume/wrap
+	 * (alive: its resumer's stack holds it).  And the main thread, which
+	 * never goes away, so samples still reach a safe point when the
+	 * running state is not known (start() inside a coroutine that then
+	 * yields, resumes that bypass our wrappers).
+	 */
+	struct lp_state base, main;
+	struct lp_state *mainp;       /* &main, &base (started on it) or NULL */
+	_Atomic(struct lp_state *) running;
+	struct lp_state copool[LP_MAX_CO];
+	struct lp_resume costack[LP_MAX_CO];
 	int codepth;
-	int started, native, vmstate_frames, wrapped;
+	unsigned epoch;               /* starts so far: a resume spanning a restart */
+	int base_ref;                 /* registry ref anchoring base.L */
+	int started, native, vmstate_frames;
 	unsigned nctr;
 	char names[1 + LP_NCTR][EVSPEC_NAME_MAX];
 	uint64_t last[1 + LP_NCTR];   /* counter values at the previous sample */
 	int have_last;
 	uint64_t fixed_period;
-	/* The hook that was there before (5.x) */
-	lua_Hook prev_hook;
-	int prev_mask, prev_count;
-	/* Coroutine functions we replaced (registry refs) */
-	int ref_resume, ref_wrap;
+	/* The coroutine library table we patched and its functions we
+	 * replaced (registry refs) */
+	int ref_colib, ref_resume, ref_wrap;
 	/* LuaJIT: the VM's own profiling trigger (its SIGPROF handler) */
 	void (*lj_trigger)(int);
 	/* Aggregation */
@@ -123,7 +153,8 @@ struct lprof {
 	char vmframe[32];
 };
 
-static char registry_key;             /* &registry_key: the running profiler */
+static char registry_key;             /* &registry_key: the started profiler's
+					 userdata, held there while started */
 static char cache_key;                /* &cache_key: function -> frame name */
 #if LP_LUAJIT
 static int lj_busy;                   /* LuaJIT's profiler is process-wide */
@@ -337,14 +368,13 @@ static int in_runtime(const struct lprof *p, uint64_t a)
 
 /* ---- Lua frames ------------------------------------------------------ */
 
-static struct lprof *from_registry(lua_State *L)
+/* Pushes the started profiler of L's universe (its userdata, anchoring it
+ * on the stack while the caller uses it) or nil; returns it or NULL. */
+static struct lprof *push_profiler(lua_State *L)
 {
-	struct lprof *p;
 	lua_pushlightuserdata(L, &registry_key);
 	lua_rawget(L, LUA_REGISTRYINDEX);
-	p = lua_touserdata(L, -1);
-	lua_pop(L, 1);
-	return p;
+	return lua_touserdata(L, -1);
 }
 
 /* "string.rep" for a function found in a loaded module; pushes it or nothing. */
@@ -469,33 +499,42 @@ static void frame_name(lua_State *L, lua_Debug *ar, char *out)
 	lua_pop(L, 1);
 }
 
-/* Reads L's stack from level first up, then the states that resumed it. */
-static void read_lua_stack(struct lprof *p, lua_State *L, int first)
+/*
+ * Reads L's stack from level first up, then the states that resumed it.
+ * Naming a function allocates, so the collector (and any finalizer, which
+ * may stop this profiler) can run: returns 0 when the profiler was
+ * stopped meanwhile, and then touches neither it nor its states again.
+ */
+static int read_lua_stack(struct lprof *p, lua_State *L, int first)
 {
 	lua_Debug ar;
 	int level, k;
+	unsigned epoch = p->epoch;
 	p->nlua = 0;
 	if (!lua_checkstack(L, 24))
-		return;
+		return 1;
 	for (;;) {
 		for (level = first; p->nlua < LP_MAX_DEPTH && lua_getstack(L, level, &ar); level++) {
 			lua_getinfo(L, "f", &ar);
 			frame_name(L, &ar, p->lua_frames[p->nlua]);
 			lua_pop(L, 1);
+			if (!p->started || p->epoch != epoch)
+				return 0;
 			if (p->lua_frames[p->nlua][0] == '\0')
 				continue;
 			p->nlua++;
 		}
 		/* A coroutine: continue in the state that resumed it. */
-		for (k = p->codepth - 1; k >= 0 && p->costack[k] != L; k--)
+		for (k = p->codepth - 1; k >= 0 && p->costack[k].co->L != L; k--)
 			;
 		if (k < 0)
 			break;
-		L = k > 0 ? p->costack[k - 1] : p->L0;
+		L = p->costack[k].from;
 		first = 0;
 		if (!lua_checkstack(L, 24))
 			break;
 	}
+	return 1;
 }
 
 /* ---- one sample ------------------------------------------------------ */
@@ -742,31 +781,104 @@ static void take_samples(struct lprof *p)
 /* ---- the safe points ------------------------------------------------- */
 
 #if !LP_LUAJIT
+static void lp_hook(lua_State *L, lua_Debug *ar);
+
+/*
+ * Hooks e's state for one event (the next call, return or instruction),
+ * saving the hook it has unless that is already ours.  Runs in the signal
+ * handler and in normal code on the same thread; either order of the two
+ * leaves the saved hook right.  The state's own line events stay on, so a
+ * line hook misses nothing.
+ */
+static void arm(struct lp_state *e)
+{
+	lua_State *L = e->L;
+	lua_Hook h = lua_gethook(L);
+	if (h != lp_hook) {
+		e->hook = h;
+		e->mask = lua_gethookmask(L);
+		e->count = lua_gethookcount(L);
+	}
+	lua_sethook(L, lp_hook, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT |
+		    (e->mask & LUA_MASKLINE), 1);
+}
+
+/* Puts back the hook e's state had, if ours is still armed there. */
+static void disarm(struct lp_state *e)
+{
+	if (e->L != NULL && lua_gethook(e->L) == lp_hook)
+		lua_sethook(e->L, e->hook, e->mask, e->count);
+}
+
+/* The entry of state L: the innermost resume first. */
+static struct lp_state *state_entry(struct lprof *p, lua_State *L)
+{
+	int k;
+	for (k = p->codepth - 1; k >= 0; k--)
+		if (p->costack[k].co->L == L)
+			return p->costack[k].co;
+	if (p->base.L == L)
+		return &p->base;
+	if (p->mainp != NULL && p->mainp->L == L)
+		return p->mainp;
+	return NULL;
+}
+
+/* Whether the hook that was there wants this event.  Count events are
+ * ours: the state's own count restarts when its hook is put back. */
+static int hook_wants(int mask, int event)
+{
+	switch (event) {
+	case LUA_HOOKCALL: return mask & LUA_MASKCALL;
+	case LUA_HOOKRET: return mask & LUA_MASKRET;
+	case LUA_HOOKLINE: return mask & LUA_MASKLINE;
+#ifdef LUA_HOOKTAILCALL
+	case LUA_HOOKTAILCALL: return mask & LUA_MASKCALL;
+#endif
+#ifdef LUA_HOOKTAILRET
+	case LUA_HOOKTAILRET: return mask & LUA_MASKRET;
+#endif
+	default: return 0;
+	}
+}
+
 static void lp_hook(lua_State *L, lua_Debug *ar)
 {
-	struct lprof *p = from_registry(L);
-	int first = 0;
-	if (p == NULL || p->ss == NULL) {
-		lua_sethook(L, NULL, 0, 0);
-		return;
+	struct lprof *p = push_profiler(L);
+	struct lp_state *e = p != NULL ? state_entry(p, L) : NULL;
+	lua_Hook hook = NULL;
+	int mask = 0, count = 0;
+	if (e != NULL) {
+		hook = e->hook;
+		mask = e->mask;
+		count = e->count;
+	} else if (p != NULL && p->mainp != NULL) {
+		/* A thread created while its creator was hooked inherited our
+		 * hook (lua_newthread copies it): give it the main thread's. */
+		hook = p->mainp->hook;
+		mask = p->mainp->mask;
+		count = p->mainp->count;
 	}
-	lua_sethook(L, p->prev_hook, p->prev_mask, p->prev_count);
-	/* At a call event the sample was taken in the caller. */
-	if (ar->event == LUA_HOOKCALL)
-		first = 1;
-	p->vmframe[0] = '\0';
-	read_lua_stack(p, L, first);
-	/* No Lua frame below the one being called: the host was running. */
-	p->in_lua = p->nlua > 0;
-	if (p->native && p->in_lua)
-		capture_root(p, L);
-	take_samples(p);
-	if (p->prev_hook != NULL && (p->prev_mask & (1 << ar->event)))
-		p->prev_hook(L, ar);
+	lua_sethook(L, hook, mask, count);
+	if (p != NULL && p->started) {
+		/* At a call event the sample was taken in the caller. */
+		p->vmframe[0] = '\0';
+		if (read_lua_stack(p, L, ar->event == LUA_HOOKCALL)) {
+			/* No Lua frame below the one being called: the host ran. */
+			p->in_lua = p->nlua > 0;
+			if (p->native && p->in_lua)
+				capture_root(p, L);
+			take_samples(p);
+		}
+	}
+	lua_pop(L, 1);
+	if (hook != NULL && hook_wants(mask, ar->event))
+		hook(L, ar);
 }
 #endif
 
-/* Signal context: async-signal-safe only. */
+/* Signal context: async-signal-safe only.  sigsample calls it only while
+ * started, and stop() waits for a call in progress on another thread. */
 static void lp_notify(void *arg)
 {
 	struct lprof *p = arg;
@@ -774,9 +886,11 @@ static void lp_notify(void *arg)
 	if (p->lj_trigger != NULL)
 		p->lj_trigger(SIGPROF);
 #else
-	lua_State *L = atomic_load_explicit(&p->running, memory_order_acquire);
-	if (L != NULL)
-		lua_sethook(L, lp_hook, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
+	struct lp_state *e = atomic_load_explicit(&p->running, memory_order_acquire);
+	if (e != NULL)
+		arm(e);
+	if (p->mainp != NULL && p->mainp != e)
+		arm(p->mainp);
 #endif
 }
 
@@ -786,8 +900,12 @@ static void lj_callback(void *data, lua_State *L, int samples, int vmstate)
 	struct lprof *p = data;
 	const char *vm;
 	(void)samples;
-	if (p->ss == NULL)
+	/* Anchored on L's stack while we use it: naming frames allocates, and
+	 * a finalizer run by the collector may stop and drop the profiler. */
+	if (push_profiler(L) != p || !p->started) {
+		lua_pop(L, 1);
 		return;
+	}
 	switch (vmstate) {
 	case 'N': vm = "[vm:compiled]"; break;
 	case 'I': vm = "[vm:interpreted]"; break;
@@ -798,11 +916,13 @@ static void lj_callback(void *data, lua_State *L, int samples, int vmstate)
 	}
 	snprintf(p->vmframe, sizeof p->vmframe, "%s", p->vmstate_frames ? vm : "");
 	p->vmstate = vmstate;
-	read_lua_stack(p, L, 0);
-	p->in_lua = 1;
-	if (p->native)
-		capture_root(p, L);
-	take_samples(p);
+	if (read_lua_stack(p, L, 0)) {
+		p->in_lua = 1;
+		if (p->native)
+			capture_root(p, L);
+		take_samples(p);
+	}
+	lua_pop(L, 1);
 }
 #endif
 
@@ -810,51 +930,82 @@ static void lj_callback(void *data, lua_State *L, int samples, int vmstate)
 
 #if !LP_LUAJIT
 
-static void co_enter(struct lprof *p, lua_State *co)
+static void co_enter(struct lprof *p, lua_State *co, lua_State *from)
 {
-	p->costack[p->codepth++] = co;
-	atomic_store_explicit(&p->running, co, memory_order_release);
+	struct lp_state *e;
+	if (co == p->base.L) {
+		e = &p->base;
+	} else {
+		e = &p->copool[p->codepth];
+		e->L = co;
+		e->hook = NULL;
+		e->mask = e->count = 0;
+	}
+	p->costack[p->codepth].co = e;
+	p->costack[p->codepth].from = from;
+	p->codepth++;
+	atomic_store_explicit(&p->running, e, memory_order_release);
 }
 
+/* The coroutine returned or yielded: its resumer runs again.  A sample
+ * still waiting for the coroutine's safe point moves to the resumer's. */
 static void co_leave(struct lprof *p)
 {
-	lua_State *prev;
-	p->codepth--;
-	prev = p->codepth > 0 ? p->costack[p->codepth - 1] : p->L0;
-	atomic_store_explicit(&p->running, prev, memory_order_release);
+	struct lp_resume *r = &p->costack[--p->codepth];
+	struct lp_state *top;
+	if (p->codepth > 0)
+		top = p->costack[p->codepth - 1].co;
+	else if (p->mainp != NULL && r->from == p->mainp->L)
+		top = p->mainp;
+	else
+		top = &p->base;       /* anchored; the main thread is hooked too */
+	atomic_store_explicit(&p->running, top, memory_order_release);
+	if (lua_gethook(r->co->L) == lp_hook) {
+		disarm(r->co);
+		arm(top);
+	}
 }
 
-/* Calls the function at upvalue 1 with co marked as running. */
-static int co_call(lua_State *L, struct lprof *p, lua_State *co)
+/*
+ * Calls the function at upvalue 1 with co marked as running.  The profiler
+ * is found in the registry at each call, never kept in the closure: a
+ * wrapper that outlives its profiler (user code keeps it) finds none.
+ */
+static int co_call(lua_State *L, lua_State *co)
 {
-	int status, tracked = p != NULL && p->started && co != NULL && co != L &&
-			      p->codepth < LP_MAX_CO;
+	struct lprof *p;
+	int status, n = lua_gettop(L);
+	unsigned epoch;
 	lua_pushvalue(L, lua_upvalueindex(1));
 	lua_insert(L, 1);
-	if (!tracked) {
-		lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+	p = push_profiler(L);
+	if (p == NULL || !p->started || co == NULL || co == L || p->codepth >= LP_MAX_CO) {
+		lua_pop(L, 1);
+		lua_call(L, n, LUA_MULTRET);
 		return lua_gettop(L);
 	}
-	co_enter(p, co);
-	status = lua_pcall(L, lua_gettop(L) - 1, LUA_MULTRET, 0);
-	co_leave(p);
+	lua_insert(L, 1);             /* the profiler stays anchored below the call */
+	epoch = p->epoch;
+	co_enter(p, co, L);
+	status = lua_pcall(L, n, LUA_MULTRET, 0);
+	/* The coroutine may have stopped (or restarted) the profiler. */
+	if (p->started && p->epoch == epoch)
+		co_leave(p);
 	if (status != LUA_OK)
 		return lua_error(L);
-	return lua_gettop(L);
+	return lua_gettop(L) - 1;
 }
 
 /* coroutine.resume(co, ...) */
 static int co_resume(lua_State *L)
 {
-	struct lprof *p = lua_touserdata(L, lua_upvalueindex(2));
-	return co_call(L, p, lua_tothread(L, 1));
+	return co_call(L, lua_tothread(L, 1));
 }
 
-/* The function coroutine.wrap returned; upvalue 3 is its coroutine. */
+/* The function coroutine.wrap returned; upvalue 2 is its coroutine. */
 static int co_wrapped(lua_State *L)
 {
-	struct lprof *p = lua_touserdata(L, lua_upvalueindex(2));
-	return co_call(L, p, lua_tothread(L, lua_upvalueindex(3)));
+	return co_call(L, lua_tothread(L, lua_upvalueindex(2)));
 }
 
 /* coroutine.wrap(f): the original's closure, called through co_wrapped. */
@@ -873,59 +1024,78 @@ static int co_wrap(lua_State *L)
 	if (co == NULL)
 		return 1;
 	cache_name(L, -2, "coroutine.wrap");
-	lua_pushvalue(L, lua_upvalueindex(2));
-	lua_insert(L, -2);
-	lua_pushcclosure(L, co_wrapped, 3);
+	lua_pushcclosure(L, co_wrapped, 2);
 	return 1;
 }
 
-static void co_patch(lua_State *L, struct lprof *p, int udx)
+/*
+ * Wraps resume and wrap of the coroutine library: the table package.loaded
+ * holds (what require "coroutine" gives, also where the global is gone),
+ * else the global.
+ */
+static void co_patch(lua_State *L, struct lprof *p)
 {
-	lua_getglobal(L, "coroutine");
+	lua_getfield(L, LUA_REGISTRYINDEX, "_LOADED");
+	if (lua_istable(L, -1))
+		lua_getfield(L, -1, "coroutine");
+	else
+		lua_pushnil(L);
+	lua_remove(L, -2);
+	if (!lua_istable(L, -1)) {
+		lua_pop(L, 1);
+		lua_getglobal(L, "coroutine");
+	}
 	if (!lua_istable(L, -1)) {
 		lua_pop(L, 1);
 		return;
 	}
 	lua_getfield(L, -1, "resume");
-	cache_name(L, -1, "coroutine.resume");
-	lua_pushvalue(L, -1);
-	p->ref_resume = luaL_ref(L, LUA_REGISTRYINDEX);
-	lua_pushvalue(L, udx);
-	lua_pushcclosure(L, co_resume, 2);
-	lua_setfield(L, -2, "resume");
+	if (lua_isfunction(L, -1)) {
+		cache_name(L, -1, "coroutine.resume");
+		lua_pushvalue(L, -1);
+		p->ref_resume = luaL_ref(L, LUA_REGISTRYINDEX);
+		lua_pushcclosure(L, co_resume, 1);
+		lua_setfield(L, -2, "resume");
+	} else {
+		lua_pop(L, 1);
+	}
 	lua_getfield(L, -1, "wrap");
-	lua_pushvalue(L, -1);
-	p->ref_wrap = luaL_ref(L, LUA_REGISTRYINDEX);
-	lua_pushvalue(L, udx);
-	lua_pushcclosure(L, co_wrap, 2);
-	lua_setfield(L, -2, "wrap");
-	lua_pop(L, 1);
-	p->wrapped = 1;
+	if (lua_isfunction(L, -1)) {
+		lua_pushvalue(L, -1);
+		p->ref_wrap = luaL_ref(L, LUA_REGISTRYINDEX);
+		lua_pushcclosure(L, co_wrap, 1);
+		lua_setfield(L, -2, "wrap");
+	} else {
+		lua_pop(L, 1);
+	}
+	p->ref_colib = luaL_ref(L, LUA_REGISTRYINDEX);
 }
 
-/* Puts the originals back (only where our wrappers are still installed). */
+/* Puts the originals back (only where our wrappers are still installed:
+ * user code may have replaced them since). */
 static void co_unpatch(lua_State *L, struct lprof *p)
 {
 	static const char *const names[2] = { "resume", "wrap" };
 	const lua_CFunction ours[2] = { co_resume, co_wrap };
 	int *refs[2] = { &p->ref_resume, &p->ref_wrap }, i;
-	if (!p->wrapped)
+	if (p->ref_colib == LUA_NOREF)
 		return;
-	p->wrapped = 0;
-	lua_getglobal(L, "coroutine");
+	lua_rawgeti(L, LUA_REGISTRYINDEX, p->ref_colib);
 	for (i = 0; i < 2; i++) {
-		if (lua_istable(L, -1)) {
-			lua_getfield(L, -1, names[i]);
-			if (lua_tocfunction(L, -1) == ours[i]) {
-				lua_rawgeti(L, LUA_REGISTRYINDEX, *refs[i]);
-				lua_setfield(L, -3, names[i]);
-			}
-			lua_pop(L, 1);
+		if (*refs[i] == LUA_NOREF)
+			continue;
+		lua_getfield(L, -1, names[i]);
+		if (lua_tocfunction(L, -1) == ours[i]) {
+			lua_rawgeti(L, LUA_REGISTRYINDEX, *refs[i]);
+			lua_setfield(L, -3, names[i]);
 		}
+		lua_pop(L, 1);
 		luaL_unref(L, LUA_REGISTRYINDEX, *refs[i]);
 		*refs[i] = LUA_NOREF;
 	}
 	lua_pop(L, 1);
+	luaL_unref(L, LUA_REGISTRYINDEX, p->ref_colib);
+	p->ref_colib = LUA_NOREF;
 }
 
 #endif
@@ -940,11 +1110,14 @@ static struct lprof *check_open(lua_State *L)
 	return p;
 }
 
-static void set_registry(lua_State *L, struct lprof *p)
+/* Holds the profiler's userdata (at ud, or nothing when 0) in the
+ * registry: the safe points find it there, and a started profiler the
+ * program dropped is not collected under them. */
+static void set_registry(lua_State *L, int ud)
 {
 	lua_pushlightuserdata(L, &registry_key);
-	if (p != NULL)
-		lua_pushlightuserdata(L, p);
+	if (ud != 0)
+		lua_pushvalue(L, ud);
 	else
 		lua_pushnil(L);
 	lua_rawset(L, LUA_REGISTRYINDEX);
@@ -964,6 +1137,7 @@ static void lp_halt(lua_State *L, struct lprof *p)
 	if (!p->started)
 		return;
 	p->started = 0;
+	/* No handler arms a state past this point, on any thread. */
 	sigsample__stop(p->ss);
 #if LP_LUAJIT
 	{
@@ -979,16 +1153,24 @@ static void lp_halt(lua_State *L, struct lprof *p)
 		lj_busy = 0;
 	}
 #else
-	atomic_store(&p->running, NULL);
 	{
-		/* Our hook may still be armed on this state: put the previous one back. */
-		if (lua_gethook(L) == lp_hook)
-			lua_sethook(L, p->prev_hook, p->prev_mask, p->prev_count);
-		if (p->L0 != L && lua_gethook(p->L0) == lp_hook)
-			lua_sethook(p->L0, p->prev_hook, p->prev_mask, p->prev_count);
+		/* Our hook may still be armed where no safe point came: put
+		 * each state's own back. */
+		int k;
+		atomic_store(&p->running, NULL);
+		for (k = p->codepth - 1; k >= 0; k--)
+			disarm(p->costack[k].co);
+		p->codepth = 0;
+		disarm(&p->base);
+		if (p->mainp != NULL)
+			disarm(p->mainp);
+		p->base.L = p->main.L = NULL;
+		p->mainp = NULL;
 	}
 	co_unpatch(L, p);
 #endif
+	luaL_unref(L, LUA_REGISTRYINDEX, p->base_ref);
+	p->base_ref = LUA_NOREF;
 	/* Samples that reached no safe point before the stop: counted, not
 	 * attributed, and gone from the ring (a next start begins clean). */
 	if (p->ring != NULL) {
@@ -997,7 +1179,7 @@ static void lp_halt(lua_State *L, struct lprof *p)
 	} else {
 		p->unattributed += sigsample__take(p->ss);
 	}
-	set_registry(L, NULL);
+	set_registry(L, 0);
 }
 
 static void lp_release(lua_State *L, struct lprof *p)
@@ -1028,11 +1210,12 @@ static int lp_start(lua_State *L)
 	int err;
 	if (p->started)
 		return luaL_error(L, "the profile is already started");
-	if (from_registry(L) != NULL)
+	if (push_profiler(L) != NULL)
 		return lperf_fail(L, "another perf.luaprofile is running on this Lua state", EBUSY);
-	p->L0 = L;
+	lua_pop(L, 1);
 	p->codepth = 0;
 	p->have_last = 0;
+	p->epoch++;
 #if LP_LUAJIT
 	{
 		struct sigaction before, lj;
@@ -1063,17 +1246,39 @@ static int lp_start(lua_State *L)
 		lj_busy = 1;
 	}
 #else
-	p->prev_hook = lua_gethook(L);
-	p->prev_mask = lua_gethookmask(L);
-	p->prev_count = lua_gethookcount(L);
-	atomic_store(&p->running, L);
-	co_patch(L, p, 1);
+	{
+		lua_State *main;
+#if LUA_VERSION_NUM >= 502
+		lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_MAINTHREAD);
+		main = lua_tothread(L, -1);
+#else
+		main = lua_pushthread(L) ? L : NULL;   /* 5.1 tells only "is it L" */
 #endif
+		lua_pop(L, 1);
+		memset(&p->base, 0, sizeof p->base);
+		memset(&p->main, 0, sizeof p->main);
+		p->base.L = L;
+		if (main == L) {
+			p->mainp = &p->base;
+		} else if (main != NULL) {
+			p->main.L = main;
+			p->mainp = &p->main;
+		} else {
+			p->mainp = NULL;
+		}
+		atomic_store(&p->running, &p->base);
+		co_patch(L, p);
+	}
+#endif
+	/* The state that started may be a coroutine that finishes while we
+	 * run: it stays alive until stop. */
+	lua_pushthread(L);
+	p->base_ref = luaL_ref(L, LUA_REGISTRYINDEX);
 	p->nexec = 0;
 	dl_iterate_phdr(exec_phdr, p);
 	p->root_state = NULL;
 	p->nroot = 0;
-	set_registry(L, p);
+	set_registry(L, 1);
 	p->started = 1;
 	err = sigsample__start(p->ss);
 	if (err < 0) {
@@ -1251,7 +1456,7 @@ static int lp_new(lua_State *L)
 		return lperf_fail(L, NULL, ENOMEM);
 	p = lua_newuserdatauv(L, sizeof *p, 1);
 	memset(p, 0, sizeof *p);
-	p->ref_resume = p->ref_wrap = LUA_NOREF;
+	p->ref_colib = p->ref_resume = p->ref_wrap = p->base_ref = LUA_NOREF;
 	luaL_setmetatable(L, LP_CLASS);     /* closed: p->ss == NULL */
 
 	if (parse_event(event, &ev, err, sizeof err) < 0) {

@@ -1,0 +1,288 @@
+-- perf.luaprofile in hosts that do what long-running hosts do: coroutines
+-- by the hundred thousand, profilers started in coroutines, dropped while
+-- started, other debug hooks, sandboxes without the coroutine global,
+-- several Lua states on several threads, threads that block signals.
+-- Each case runs in a child (a Lua interpreter or the C host in
+-- spec/hosts/lphost.c); the checks are what the child saw happen: samples
+-- where it ran (its own os.clock), hook calls it counted, its fds.
+local util = require "util"
+
+local is_jit = util.lua:find("luajit") ~= nil
+local dir = util.tmpdir()
+
+local function run(name, src)
+  local path = dir .. "/" .. name .. ".lua"
+  util.write(path, src)
+  local pre = util.preload and ("LD_PRELOAD=" .. util.q(util.preload) .. " ") or ""
+  local out, ok = util.sh(pre .. util.lua .. " " .. util.q(path))
+  assert(ok, out)
+  return out
+end
+
+local function fields(out)
+  local t = {}
+  for k, v in out:gmatch("([%w_%.]+)=([^\t\n]*)") do t[k] = tonumber(v) or v end
+  return t
+end
+
+local prelude = [[
+local perf = require "perf"
+local function burn(n) local x = 0 for i = 1, n do x = x + i % 7 end return x end
+-- samples whose stack holds a frame matching pat
+local function count(p, pat)
+  local n, total = 0, 0
+  for frames, c in p:stacks() do
+    total = total + c
+    for _, f in ipairs(frames) do
+      if f.name:find(pat) then n = n + c break end
+    end
+  end
+  return n, total
+end
+local function fds()
+  local n = 0
+  for _ in io.popen("ls /proc/" .. io.open("/proc/self/stat"):read("*n") .. "/fd"):lines() do n = n + 1 end
+  return n
+end
+]]
+
+describe("perf.luaprofile in a host", function()
+  it("started in a coroutine that finishes and is collected, samples the thread that runs", function()
+    local out = run("costart", prelude .. [[
+function mainwork() local r = burn(20000) return r end
+local prof = assert(perf.luaprofile{ freq = 999 })
+local co = coroutine.create(function() assert(prof:start()) burn(1000) end)
+assert(coroutine.resume(co))
+print("dead=" .. coroutine.status(co))
+co = nil
+collectgarbage() collectgarbage()
+local t0 = os.clock()
+while os.clock() - t0 < 1 do
+  mainwork()
+  for i = 1, 10 do local t = { i } end
+  collectgarbage("step")
+end
+local p = prof:stop()
+prof:close()
+local n, total = count(p, "^%[Lua%] mainwork ")
+print("samples=" .. total, "mainwork=" .. n)
+]])
+    local f = fields(out)
+    assert.are.equal("dead", f.dead, out)
+    -- about 999 signals in 1 s of CPU; mainwork is most of the loop
+    assert.is_true(f.samples >= 700, out)
+    assert.is_true(f.mainwork >= 0.7 * f.samples, out)
+  end)
+
+  it("stops outside the coroutine it started in, and starts again", function()
+    local out = run("costop", prelude .. [[
+function inco() local r = burn(20000) return r end
+function outside() local r = burn(20000) return r end
+local prof = assert(perf.luaprofile{ freq = 999 })
+local co = coroutine.wrap(function()
+  assert(prof:start())
+  local t0 = os.clock()
+  while os.clock() - t0 < 0.5 do inco() end
+  coroutine.yield()
+end)
+co()
+local t0 = os.clock()
+while os.clock() - t0 < 0.5 do outside() end
+local p = prof:stop()
+local a, total = count(p, "^%[Lua%] inco ")
+local b = count(p, "^%[Lua%] outside ")
+print("samples=" .. total, "inco=" .. a, "outside=" .. b)
+-- again, on the main thread, with the coroutine suspended forever
+assert(prof:start())
+t0 = os.clock()
+while os.clock() - t0 < 0.3 do outside() end
+p = prof:stop()
+print("again=" .. select(1, count(p, "^%[Lua%] outside ")))
+prof:close()
+co = nil
+collectgarbage()
+]])
+    local f = fields(out)
+    assert.is_true(f.inco >= 0.3 * f.samples, out)
+    assert.is_true(f.outside >= 0.3 * f.samples, out)
+    assert.is_true(f.inco + f.outside >= 0.85 * f.samples, out)
+    assert.is_true(f.again >= 200, out)
+  end)
+
+  it("is held while started: a dropped profiler is not collected under its own safe points", function()
+    -- LuaJIT collected the sampler inside its callback (SIGSEGV in about
+    -- half the runs); each run here allocates and collects hard.
+    for round = 1, 3 do
+      local out = run("dropped" .. round, prelude .. [[
+do
+  local prof = assert(perf.luaprofile{ freq = 4000 })
+  assert(prof:start())
+end
+local t0 = os.clock()
+local keep = {}
+while os.clock() - t0 < 0.7 do
+  for i = 1, 200 do keep[i % 50 + 1] = { i, tostring(i) } end
+  collectgarbage("step", 10)
+  if math.random() < 0.01 then collectgarbage() end
+end
+-- still running: a second one on this state is refused
+local other = assert(perf.luaprofile{ freq = 99 })
+local ok, err = other:start()
+print("second=" .. tostring(ok), "err=" .. tostring(err))
+other:close()
+print("done=1")
+]])
+      local f = fields(out)
+      assert.are.equal(1, f.done, out)
+      assert.are.equal("nil", f.second, out)
+      assert.truthy(f.err:find("another perf.luaprofile is running", 1, true), out)
+    end
+  end)
+
+  it("keeps a debug hook set after start working, per coroutine, and restores each exactly", function()
+    local out = run("hooks", prelude .. [[
+function target() return 1 end
+local calls_main, calls_co = 0, 0
+local function hook_main(ev) if debug.getinfo(2, "f").func == target then calls_main = calls_main + 1 end end
+local function hook_co(ev) if debug.getinfo(2, "f").func == target then calls_co = calls_co + 1 end end
+local co = coroutine.create(function()
+  while true do
+    for i = 1, 1000 do target() burn(3000) end
+    coroutine.yield()
+  end
+end)
+debug.sethook(co, hook_co, "c")       -- the coroutine's own, before start
+local prof = assert(perf.luaprofile{ freq = 4000 })
+assert(prof:start())
+debug.sethook(hook_main, "c")          -- the main thread's, after start
+for i = 1, 1000 do target() burn(3000) end
+assert(coroutine.resume(co))
+local p = prof:stop()
+local h1, m1, c1 = debug.gethook()
+local h2, m2, c2 = debug.gethook(co)
+prof:close()
+print("samples=" .. p:total(), "calls_main=" .. calls_main, "calls_co=" .. calls_co)
+print("main_hook=" .. tostring(h1 == hook_main), "main_mask=" .. m1, "main_count=" .. c1)
+print("co_hook=" .. tostring(h2 == hook_co), "co_mask=" .. m2, "co_count=" .. c2)
+]])
+    local f = fields(out)
+    assert.is_true(f.samples > 50, out)
+    -- (LuaJIT has one hook for all coroutines: the main one sees both loops)
+    assert.are.equal(is_jit and 2000 or 1000, f.calls_main, out)
+    if not is_jit then
+      -- LuaJIT: samples come from its own profiler, no Lua hook is touched
+      assert.are.equal(1000, f.calls_co, out)
+    end
+    assert.are.equal("true", f.main_hook, out)
+    assert.are.equal("c", f.main_mask, out)
+    assert.are.equal(0, f.main_count, out)
+    if not is_jit then
+      assert.are.equal("true", f.co_hook, out)
+      assert.are.equal("c", f.co_mask, out)
+    end
+  end)
+
+  it("tracks coroutines without the coroutine global, and survives a replaced coroutine.resume", function()
+    local out = run("sandbox", prelude .. [[
+function inco() local r = burn(20000) return r end
+local C = coroutine
+coroutine = nil                        -- a sandbox: the global is gone
+local prof = assert(perf.luaprofile{ freq = 999 })
+assert(prof:start())
+local lib = require "coroutine"        -- what sandboxed code can still reach
+local co = lib.wrap(function() while true do inco() lib.yield() end end)
+local t0 = os.clock()
+while os.clock() - t0 < 0.6 do co() end
+local p = prof:stop()
+local n, total = count(p, "^%[Lua%] inco ")
+print("samples=" .. total, "inco=" .. n)
+prof:close()
+coroutine = C
+-- user code wraps coroutine.resume while a profiler runs, and keeps
+-- calling its wrapper after the profiler is closed and collected
+prof = assert(perf.luaprofile{ freq = 4000 })
+assert(prof:start())
+local inner = coroutine.resume
+coroutine.resume = function(c, ...) return inner(c, ...) end
+local worker = coroutine.create(function(a) while true do a = coroutine.yield(a + 1) end end)
+for i = 1, 100 do assert(select(2, coroutine.resume(worker, i)) == i + 1) end
+prof:stop()
+prof:close()
+prof = nil
+collectgarbage() collectgarbage()
+local ok = 0
+for i = 1, 10000 do if select(2, coroutine.resume(worker, i)) == i + 1 then ok = ok + 1 end end
+print("after_close=" .. ok)
+-- and a later profiler tracks resumes made through that wrapper
+prof = assert(perf.luaprofile{ freq = 999 })
+assert(prof:start())
+local w2 = coroutine.create(function() while true do inco() coroutine.yield() end end)
+t0 = os.clock()
+while os.clock() - t0 < 0.4 do coroutine.resume(w2) end
+p = prof:stop()
+prof:close()
+n, total = count(p, "^%[Lua%] inco ")
+print("later_samples=" .. total, "later_inco=" .. n)
+]])
+    local f = fields(out)
+    assert.is_true(f.inco >= 0.8 * f.samples and f.samples > 300, out)
+    assert.are.equal(10000, f.after_close, out)
+    assert.is_true(f.later_inco >= 0.8 * f.later_samples and f.later_samples > 200, out)
+  end)
+
+  it("samples 100,000 coroutines created, resumed and collected at 4 kHz", function()
+    local out = run("coroutines", prelude .. [[
+function step(n) local r = burn(n) return r end
+if not jit then collectgarbage("generational") end
+local prof = assert(perf.luaprofile{ freq = 4000 })
+assert(prof:start())
+local t0 = os.clock()
+for i = 1, 100000 do
+  local co = coroutine.create(function(n) step(n) coroutine.yield() step(n) end)
+  coroutine.resume(co, 50)
+  coroutine.resume(co, 50)
+  if i % 3 == 0 then
+    local w = coroutine.wrap(function() step(50) coroutine.yield() end)
+    w()
+  end
+  if i % 100 == 0 then collectgarbage("step") end
+end
+local secs = os.clock() - t0
+local p = prof:stop()
+local st = prof:stats()
+prof:close()
+collectgarbage()
+local n, total = count(p, "^%[Lua%] step ")
+print("samples=" .. total, "step=" .. n, "secs=" .. secs, "signals=" .. tonumber(p:meta().signals))
+]])
+    local f = fields(out)
+    -- most signals reach a safe point; the coroutines' own function holds
+    -- a good part of them (creation and collection take the rest)
+    assert.is_true(f.samples >= 0.8 * f.signals, out)
+    assert.is_true(f.samples >= 0.5 * 4000 * f.secs, out)
+    assert.is_true(f.step >= 0.2 * f.samples, out)
+  end)
+
+  it("starts, stops and closes 10,000 times with nothing left behind", function()
+    local out = run("cycles", prelude .. [[
+local h0, m0 = debug.gethook()
+local before = fds()
+local resume = coroutine.resume
+local total = 0
+for i = 1, 10000 do
+  local prof = assert(perf.luaprofile{ freq = 4000, native = (i % 2 == 0) })
+  assert(prof:start())
+  burn(200)
+  total = total + prof:stop():total()
+  if i % 3 ~= 0 then prof:close() end   -- the others are collected
+end
+collectgarbage() collectgarbage()
+print("fds_before=" .. before, "fds_after=" .. fds(), "samples=" .. total)
+print("hook=" .. tostring(debug.gethook() == h0), "resume=" .. tostring(coroutine.resume == resume))
+]])
+    local f = fields(out)
+    assert.are.equal(f.fds_before, f.fds_after, out)
+    assert.are.equal("true", f.hook, out)
+    assert.are.equal("true", f.resume, out)
+  end)
+end)
