@@ -285,4 +285,60 @@ print("hook=" .. tostring(debug.gethook() == h0), "resume=" .. tostring(coroutin
     assert.are.equal("true", f.hook, out)
     assert.are.equal("true", f.resume, out)
   end)
+
+  describe("in a C host with threads (spec/hosts/lphost.c, Lua 5.4)", function()
+    if util.lua ~= "lua5.4" then
+      pending("runs under the Lua 5.4 pass (the host embeds Lua 5.4)")
+      return
+    end
+    local host
+    local function lphost(args)
+      if not host then
+        host = dir .. "/lphost"
+        local out, ok = util.sh(string.format("cc -O1 -g -Wall -Wextra -Werror %s -o %s %s %s -lpthread",
+          "$(pkg-config --cflags lua5.4)", util.q(host), util.q(util.root .. "/spec/hosts/lphost.c"),
+          "$(pkg-config --libs lua5.4)"))
+        assert(ok, out)
+      end
+      local pre = util.preload and ("LD_PRELOAD=" .. util.q(util.preload) .. " ") or ""
+      local out, ok = util.sh(pre .. "LUA_PATH=" .. util.q(util.root .. "/lua/?.lua;" .. util.root .. "/lua/?/init.lua;;") ..
+        " LUA_CPATH=" .. util.q(util.cpath_dir() .. "/?.so;;") .. " " .. util.q(host) .. " " .. args)
+      assert(ok, out)
+      local t = {}
+      for k, v in out:gmatch("([%w_]+)=(%S*)") do t[k] = tonumber(v) or v end
+      return out, t
+    end
+
+    it("profiles two Lua states on two threads at once, each its own", function()
+      local out, f = lphost("threads 2 1")
+      for i = 0, 1 do
+        -- (os.clock is the process's CPU time: 1 s of it is 0.5 s a thread)
+        assert.is_true(f["samples" .. i] >= 300, out)
+        assert.is_true(f["mine" .. i] >= 0.9 * f["samples" .. i], out)
+        assert.are.equal(0, f["others" .. i], out)
+      end
+      assert.are_not.equal(f.tid0, f.tid1, out)
+    end)
+
+    for _, mode in ipairs({ "auto", "realtime" }) do
+      it("survives a thread that blocks its signal (signal=" .. mode .. ")", function()
+        local out, f = lphost("blocked " .. mode)
+        assert.are.equal(1, f.survived, out)
+        -- nothing is attributed while the signal is blocked; afterwards
+        -- the same thread samples as usual (999 Hz for 0.3 s)
+        assert.are.equal(0, f.blocked_samples, out)
+        assert.is_true(f.unblocked_samples >= 200, out)
+      end)
+
+      it("is stopped and closed from another thread while signals are in flight (signal=" .. mode .. ")", function()
+        for _, keep in ipairs({ "", " keep" }) do
+          local out, f = lphost("crossclose " .. mode .. " 200" .. keep)
+          assert.are.equal(200, f.rounds, out)
+          assert.is_true(f.samples > 0, out)
+          -- signals queued for the closed profiler are not the new one's
+          assert.are.equal(0, f.new_signals, out)
+        end
+      end)
+    end
+  end)
 end)
