@@ -102,12 +102,15 @@ for frames, count in p:stacks() do
   for i, f in ipairs(frames) do names[i] = f.name .. "@" .. f.kind .. "@" .. (f.dso or "") end
   print("stack=" .. table.concat(names, "|") .. " " .. count)
 end
+print(p:folded{ vmstate = true })
 ]])
     assert.truthy(out:find("native=true", 1, true), out)
     if is_jit then
-      -- LuaJIT's string.rep is a fast function: the VM state (in C) and
-      -- the libc routine that copies for it sit under the Lua caller
-      assert.truthy(out:find("%[Lua%] copier [^|]*mixed%.lua:%d+@lua@|%[vm:C%]@lua@|[%w_]*mem[%w_]*@user@[^|]*libc%.so%.6"), out)
+      -- LuaJIT's string.rep is a fast function: the libc routine that
+      -- copies for it sits under the Lua caller, and the VM state (in C)
+      -- between them when asked for
+      assert.truthy(out:find("%[Lua%] copier [^|]*mixed%.lua:%d+@lua@|[%w_]*mem[%w_]*@user@[^|]*libc%.so%.6"), out)
+      assert.truthy(out:find("%[Lua%] copier [^;]*mixed%.lua:%d+;%[vm:C%];[%w_]*mem"), out)
     else
       -- string.rep (a C function, named as reachable) under the Lua
       -- caller, the libc routine that copies for it below, as native code
@@ -478,7 +481,7 @@ print("unreferenced=" .. n, "fail=" .. fail)
   end)
 
   if is_jit then
-    it("reports LuaJIT's VM state as a frame", function()
+    it("names the Lua function in self time, with LuaJIT's VM state as a dimension", function()
       local out = run("vmstate", prelude .. [[
 function hot() local r = burn(70000) return r end
 local prof = assert(perf.luaprofile{ freq = 999 })
@@ -487,12 +490,31 @@ local t0 = os.clock()
 while os.clock() - t0 < 1 do hot() end
 local p = prof:stop()
 prof:close()
-print("compiled=" .. share(p, "^%[vm:compiled%]$"))
-print(p:folded())
+local n, total, states = 0, 0, {}
+for frames, count, _, _, vm in p:stacks() do
+  total = total + count
+  if vm == "compiled" then n = n + count end
+  states[vm or "-"] = true
+  for _, f in ipairs(frames) do assert(not f.name:find("^%[vm:"), f.name) end
+end
+print("compiled=" .. 100 * n / total)
+local top = p:top{ by = "sym", n = 3 }
+print("top1=" .. top[1].sym, "top1_pct=" .. top[1].self_pct)
+for _, r in ipairs(p:top{ by = "vmstate" }) do print("state_" .. r.vmstate .. "=" .. r.self_pct) end
+for _, r in ipairs(p:top{ by = "sym,vmstate", n = 1 }) do print("both=" .. r.sym .. "|" .. r.vmstate) end
+print(p:folded{ vmstate = true })
 ]])
       local f = fields(out)
       -- a numeric loop runs as a compiled trace
       assert.is_true(f.compiled > 50, out)
+      -- the innermost Lua function leads the self-time view (burn, the
+      -- local it calls, runs the loop), not a VM state
+      assert.truthy(f.top1:find("^%[Lua%] ") and f.top1:find("vmstate%.lua:2$"), out)
+      assert.is_true(f.top1_pct > 50, out)
+      assert.is_true(math.abs(f.state_compiled - f.compiled) < 0.01, out)
+      assert.truthy(f.both:find("|compiled$"), out)
+      -- the frame on request, under the Lua frames
+      assert.truthy(out:find("%[Lua%] ? [^\n]*vmstate%.lua:2;%[vm:compiled%] %d+\n"), out)
     end)
 
     it("refuses to take LuaJIT's profiler from a running jit.p", function()

@@ -1,6 +1,6 @@
 -- The admin location of examples/openresty: profiles this worker for N
 -- seconds (other requests keep being served while it sleeps) and returns
--- folded stacks or a flame graph.
+-- folded stacks or a flame graph (vmstate=1: LuaJIT's VM state as a frame).
 local perf = require "perf"
 
 local M = {}
@@ -13,7 +13,7 @@ function M.profile()
   if seconds <= 0 or seconds > 600 or freq < 1 or freq > 10000 or
      (format ~= "folded" and format ~= "svg") then
     ngx.status = ngx.HTTP_BAD_REQUEST
-    ngx.say("usage: ?seconds=1..600&freq=1..10000&format=folded|svg")
+    ngx.say("usage: ?seconds=1..600&freq=1..10000&format=folded|svg&vmstate=0|1")
     return
   end
   local prof, err = perf.luaprofile{ freq = freq }
@@ -32,12 +32,13 @@ function M.profile()
   ngx.sleep(seconds)
   local p = prof:stop()
   prof:close()
+  local vmstate = args.vmstate == "1"
   if format == "svg" then
     ngx.header.content_type = "image/svg+xml"
-    ngx.print(p:flamegraph{ title = "nginx worker " .. ngx.worker.pid() })
+    ngx.print(p:flamegraph{ title = "nginx worker " .. ngx.worker.pid(), vmstate = vmstate })
   else
     ngx.header.content_type = "text/plain"
-    ngx.print(p:folded())
+    ngx.print(p:folded{ vmstate = vmstate })
   end
 end
 

@@ -13,11 +13,15 @@
 -- Frames: Lua functions are kind "lua", named "[Lua] name file:line" (the
 -- line where the function is defined); C functions called from Lua are
 -- kind "lua" too, named as they are reachable ("string.rep"); native frames
--- (kind "user") come from the kernel's call chain; on LuaJIT the VM state
--- is a frame "[vm:compiled]", "[vm:interpreted]", "[vm:C]", "[vm:GC]" or
--- "[vm:JIT compiler]" below the Lua frames.  Counter deltas between samples
--- go to the stack of the later sample: stack.counters[name], and
--- p:top{ weight = "<counter name>" } ranks by them.
+-- (kind "user") come from the kernel's call chain.  On LuaJIT the VM state
+-- ("compiled", "interpreted", "C", "GC", "JIT compiler") is a dimension of
+-- its own, stack.vmstate: the leaf is the Lua function that ran (or the
+-- native code under it), so a self-time top names functions, as on 5.x;
+-- p:top{ by = "vmstate" } (or "sym,vmstate") ranks by state, and
+-- { vmstate = true } to folded, flamegraph, top, pprof and speedscope puts
+-- it back as a frame "[vm:compiled]" under the Lua frames.  Counter deltas
+-- between samples go to the stack of the later sample:
+-- stack.counters[name], and p:top{ weight = "<counter name>" } ranks by them.
 return function(perf)
   local core = perf.core
   local M = core.LuaProfile
@@ -52,20 +56,26 @@ return function(perf)
       local key = e[1]
       local st = index[key]
       if not st then
-        local frames = {}
+        local frames, vmstate, vmpos = {}, nil, nil
         for tok in (key .. "\2"):gmatch("([^\2]*)\2") do
-          frames[#frames + 1] = make_frame(tok, cache)
+          local vm = tok:match("^%[vm:(.*)%]$")
+          if vm then
+            vmstate, vmpos = vm, #frames + 1
+          else
+            frames[#frames + 1] = make_frame(tok, cache)
+          end
         end
         -- Unwound roots go past __libc_start_call_main, where the kernel's
         -- frame-pointer chains (glibc has none) stop: start all there.
         for i = 1, math.min(3, #frames) do
           if frames[i].name == "__libc_start_call_main" then
             for _ = 1, i - 1 do table.remove(frames, 1) end
+            if vmpos then vmpos = vmpos - (i - 1) end
             break
           end
         end
         st = { frames = frames, count = 0, period = 0, event = raw.event,
-          counters = {} }
+          counters = {}, vmstate = vmstate, vmpos = vmpos }
         for _, n in ipairs(names) do st.counters[n] = 0 end
         index[key] = st
         list[#list + 1] = st
@@ -84,8 +94,31 @@ return function(perf)
     return list
   end
 
+  -- The VM state as a frame again, where it was (opts.vmstate): a copy.
+  local vmcache = setmetatable({}, { __mode = "k" })
+  local function with_vmstate(list)
+    if vmcache[list] then return vmcache[list] end
+    local copy = { meta = list.meta }
+    for i, st in ipairs(list) do
+      local c = {}
+      for k, v in pairs(st) do c[k] = v end
+      if st.vmstate then
+        local frames = {}
+        for j, f in ipairs(st.frames) do frames[j] = f end
+        table.insert(frames, math.min(st.vmpos, #frames + 1),
+          { name = "[vm:" .. st.vmstate .. "]", kind = "lua" })
+        c.frames = frames
+      end
+      copy[i] = c
+    end
+    vmcache[list] = copy
+    return copy
+  end
+
   -- Weighting by a counter: a copy of the list whose periods are its deltas.
+  -- With opts.vmstate, the VM state is a frame of each stack.
   local function weighted(list, opts)
+    if opts and opts.vmstate then list = with_vmstate(list) end
     local w = opts and opts.weight
     if not w or w == "samples" or w == "period" then return list, opts end
     local copy = { meta = {} }
@@ -108,13 +141,13 @@ return function(perf)
   function LP:stacklist() return self.list end
   function LP:total() return self.list.meta.samples, self.list.meta.period end
   function LP:meta() return self.list.meta end
-  -- for frames, count, period, counters in p:stacks() do ... end
+  -- for frames, count, period, counters, vmstate in p:stacks() do ... end
   function LP:stacks()
     local i = 0
     return function()
       i = i + 1
       local st = self.list[i]
-      if st then return st.frames, st.count, st.period, st.counters end
+      if st then return st.frames, st.count, st.period, st.counters, st.vmstate end
     end
   end
   function LP:top(opts)
@@ -129,8 +162,12 @@ return function(perf)
     local l, o = weighted(self.list, opts)
     return (perf.flame.render(l, o or {}))
   end
-  function LP:pprof(opts) return perf.pprof.render(self.list, opts) end
-  function LP:speedscope(opts) return perf.speedscope.render(self.list, opts) end
+  function LP:pprof(opts)
+    return perf.pprof.render(weighted(self.list, opts and { vmstate = opts.vmstate }), opts)
+  end
+  function LP:speedscope(opts)
+    return perf.speedscope.render(weighted(self.list, opts and { vmstate = opts.vmstate }), opts)
+  end
 
   perf.LuaProfileResult = LP
 

@@ -78,6 +78,8 @@ local stack_keys = {
   pid = function(s) return s.pid or -1 end,
   tid = function(s) return s.tid or -1 end,
   cpu = function(s) return s.cpu or -1 end,
+  -- LuaJIT's VM state of an in-process profile's stack (luaprofile.lua)
+  vmstate = function(s) return s.vmstate or "-" end,
 }
 
 local function normalize_by(by)
@@ -107,7 +109,7 @@ local function aggregate(list, opts)
         r.sym = sym_name(f); r.dso = dso_name(f); r.kind = f.kind; r.frame = f
         r.symkey = frame_keys.sym(f)
       end
-      r.comm, r.pid, r.tid, r.cpu = s.comm, s.pid, s.tid, s.cpu
+      r.comm, r.pid, r.tid, r.cpu, r.vmstate = s.comm, s.pid, s.tid, s.cpu, s.vmstate
     end
     return r
   end
@@ -153,7 +155,7 @@ local function aggregate(list, opts)
     if k == "shared_object" then k = "dso" end
     if frame_keys[k] then fkeys[#fkeys + 1] = frame_keys[k]
     elseif stack_keys[k] then skeys[#skeys + 1] = stack_keys[k]
-    else error("report: unknown sort key '" .. tostring(k) .. "' (sym, dso, comm, pid, tid, cpu)", 3) end
+    else error("report: unknown sort key '" .. tostring(k) .. "' (sym, dso, comm, pid, tid, cpu, vmstate)", 3) end
   end
   local fkcache = {}
   local function fkey(f)
