@@ -1,4 +1,5 @@
 /* Signal-driven sampling of the calling thread (see sigsample.h). */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -72,6 +73,7 @@ static atomic_uint next_gen;
 struct handler {
 	int sig;                      /* 0: not installed */
 	int refs;
+	int lingering;                /* installed with no sampler (see handler_put) */
 	struct sigaction old;
 	void (*action)(int, siginfo_t *, void *);
 };
@@ -201,10 +203,17 @@ static int pick_realtime(void)
 /* Caller holds table_lock. */
 static int handler_get(struct handler *h)
 {
-	struct sigaction sa;
+	struct sigaction sa, cur;
 	int sig;
 	if (h->refs++ > 0)
 		return 0;
+	if (h->lingering) {
+		h->lingering = 0;
+		/* Still ours: keep it, and the disposition saved before it. */
+		if (sigaction(h->sig, NULL, &cur) == 0 && (cur.sa_flags & SA_SIGINFO) &&
+		    cur.sa_sigaction == h->action)
+			return 0;
+	}
 	sig = h == &trap_handler ? SIGTRAP : pick_realtime();
 	if (sig < 0) {
 		h->refs--;
@@ -243,12 +252,34 @@ static void discard_queued(int sig)
 	sigaction(sig, &ign, NULL);
 }
 
-/* Caller holds table_lock. */
-static void handler_put(struct handler *h)
+/* This object stays mapped for good: a handler in it outlives its users. */
+static void pin_module(void)
+{
+	Dl_info info;
+	if (dladdr((void *)on_trap, &info) && info.dli_fname != NULL)
+		dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+}
+
+/*
+ * Caller holds table_lock.  late: a signal of the sampler just closed may
+ * still come.  Since Linux 6.12 an event's SIGTRAP is sent by task work
+ * that holds its own reference, so a close from another thread than the
+ * sampled one returns before the sampled thread has run it: our handler
+ * stays (it drops that signal, and passes foreign ones on to the old
+ * disposition as before) until a sampler is opened again or a last close
+ * comes from the sampled thread itself.
+ */
+static void handler_put(struct handler *h, int late)
 {
 	struct sigaction cur;
 	if (h->refs == 0 || --h->refs > 0)
 		return;
+	if (late) {
+		h->lingering = 1;
+		pin_module();
+		return;
+	}
+	h->lingering = 0;
 	/* Give the signal back only if nobody replaced our handler meanwhile. */
 	if (sigaction(h->sig, NULL, &cur) == 0 && (cur.sa_flags & SA_SIGINFO) &&
 	    cur.sa_sigaction == h->action) {
@@ -449,7 +480,7 @@ fail:
 	atomic_store(&table[s->slot].s, NULL);
 	slot_quiesce(s->slot);
 	if (s->handler != NULL)
-		handler_put(s->handler);
+		handler_put(s->handler, 0);
 	pthread_mutex_unlock(&table_lock);
 	while (s->nfds > 0)
 		close(s->fds[--s->nfds]);
@@ -496,7 +527,7 @@ void sigsample__close(struct sigsample *s)
 	while (s->nfds > 0)
 		close(s->fds[--s->nfds]);
 	if (s->handler != NULL)
-		handler_put(s->handler);
+		handler_put(s->handler, s->trap && s->tid != thread_id());
 	pthread_mutex_unlock(&table_lock);
 	free(s);
 }

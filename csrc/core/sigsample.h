@@ -68,8 +68,11 @@ int sigsample__open(const struct sigsample_opts *opts, struct sigsample **out,
 		    int *failed);
 /* Stops, unregisters, closes every fd; NULL is fine.  When it was the last
  * sampler, the signal's previous disposition is restored, and signals still
- * queued for blocked threads are discarded first.  Safe from any thread:
- * returns once no handler uses the sampler. */
+ * queued for blocked threads are discarded first; except after a SIGTRAP
+ * sampler closed from another thread than the sampled one, whose last
+ * signal the kernel may still send: then the handler stays installed
+ * (dropping it, forwarding foreign SIGTRAPs) and the module stays mapped.
+ * Safe from any thread: returns once no handler uses the sampler. */
 void sigsample__close(struct sigsample *s);
 
 /* Installs the handler (first sampler) and arms the event.  0 or -errno. */

@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 #include "luaperf.h"
 #include "errmsg.h"
@@ -145,7 +146,10 @@ struct lprof {
 	struct symbolizer *sym;       /* LuaJIT: names the roots of native walks */
 	uint64_t thread_root_addr[LP_ROOT_CACHE];
 	int thread_root_is[LP_ROOT_CACHE];
+	uint64_t api_addr[LP_ROOT_CACHE];  /* is_api_frame's answers (dladdr scans) */
+	int api_is[LP_ROOT_CACHE];
 	uint64_t samples, lost, unattributed, hooks;
+	uint64_t safepoint_ns;        /* time spent at safe points: our own cost */
 	/* Scratch for one stack */
 	char lua_frames[LP_MAX_DEPTH][LP_FRAME_MAX];
 	int nlua;
@@ -163,15 +167,20 @@ static void (*lj_known_trigger)(int); /* its SIGPROF handler, once seen */
 
 /* ---- aggregation ---------------------------------------------------- */
 
+/* Keys run to a kilobyte (a name per frame): eight bytes a step. */
 static uint64_t hash_bytes(const char *s, size_t n)
 {
-	uint64_t h = 1469598103934665603ULL;
+	uint64_t h = 0x9e3779b97f4a7c15ULL ^ n, w;
 	size_t i;
-	for (i = 0; i < n; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 1099511628211ULL;
+	for (i = 0; i + 8 <= n; i += 8) {
+		memcpy(&w, s + i, 8);
+		h = (h ^ w) * 0xff51afd7ed558ccdULL;
+		h ^= h >> 32;
 	}
-	return h;
+	w = 0;
+	memcpy(&w, s + i, n - i);
+	h = (h ^ w) * 0xc4ceb9fe1a85ec53ULL;
+	return h ^ (h >> 29);
 }
 
 static int tab_grow(struct lprof *p)
@@ -550,20 +559,29 @@ static size_t put(char *buf, size_t n, const char *s)
 	return n + len;
 }
 
-/* Is addr inside an exported Lua API function (lua_*, luaL_*, luaJIT_*)? */
-static int is_api_frame(uint64_t addr)
+/* Is addr inside an exported Lua API function (lua_*, luaL_*, luaJIT_*)?
+ * Only the runtime's code can be; dladdr scans symbol tables, so each
+ * address is asked once (return addresses repeat from sample to sample). */
+static int is_api_frame(struct lprof *p, uint64_t addr)
 {
 	Dl_info info;
 	const ElfW(Sym) *sym = NULL;
-	if (!dladdr1((void *)(uintptr_t)addr, &info, (void **)&sym, RTLD_DL_SYMENT) ||
-	    info.dli_sname == NULL || sym == NULL)
+	unsigned slot = (unsigned)(addr >> 2) % LP_ROOT_CACHE;
+	int api;
+	if (p->nrt > 0 && !in_runtime(p, addr))
 		return 0;
-	/* dladdr names the nearest export even for internal code: check size */
-	if (addr >= (uintptr_t)info.dli_saddr + sym->st_size)
-		return 0;
-	return strncmp(info.dli_sname, "lua_", 4) == 0 ||
+	if (p->api_addr[slot] == addr)
+		return p->api_is[slot];
+	api = dladdr1((void *)(uintptr_t)addr, &info, (void **)&sym, RTLD_DL_SYMENT) &&
+	      info.dli_sname != NULL && sym != NULL &&
+	      /* dladdr names the nearest export even for internal code */
+	      addr < (uintptr_t)info.dli_saddr + sym->st_size &&
+	      (strncmp(info.dli_sname, "lua_", 4) == 0 ||
 	       strncmp(info.dli_sname, "luaL_", 5) == 0 ||
-	       strncmp(info.dli_sname, "luaJIT_", 7) == 0;
+	       strncmp(info.dli_sname, "luaJIT_", 7) == 0);
+	p->api_addr[slot] = addr;
+	p->api_is[slot] = api;
+	return api;
 }
 
 /*
@@ -587,7 +605,7 @@ static void capture_root(struct lprof *p, lua_State *L)
 	p->nroot = 0;
 	n = backtrace(bt, 128);
 	for (i = n - 1; i >= 0; i--)
-		if (is_api_frame((uint64_t)(uintptr_t)bt[i] - 1))
+		if (is_api_frame(p, (uint64_t)(uintptr_t)bt[i] - 1))
 			break;
 	if (i < 0) {
 		/* The API call was a tail call into the VM (LuaJIT's lua_resume
@@ -750,6 +768,13 @@ static int on_record(void *arg, const struct perf_event_header *h)
 	return 0;
 }
 
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
 /* Attributes what happened since the last safe point to the Lua stack read now. */
 static void take_samples(struct lprof *p)
 {
@@ -861,6 +886,7 @@ static void lp_hook(lua_State *L, lua_Debug *ar)
 	}
 	lua_sethook(L, hook, mask, count);
 	if (p != NULL && p->started) {
+		uint64_t t0 = now_ns();
 		/* At a call event the sample was taken in the caller. */
 		p->vmframe[0] = '\0';
 		if (read_lua_stack(p, L, ar->event == LUA_HOOKCALL)) {
@@ -869,6 +895,7 @@ static void lp_hook(lua_State *L, lua_Debug *ar)
 			if (p->native && p->in_lua)
 				capture_root(p, L);
 			take_samples(p);
+			p->safepoint_ns += now_ns() - t0;
 		}
 	}
 	lua_pop(L, 1);
@@ -899,6 +926,7 @@ static void lj_callback(void *data, lua_State *L, int samples, int vmstate)
 {
 	struct lprof *p = data;
 	const char *vm;
+	uint64_t t0 = now_ns();
 	(void)samples;
 	/* Anchored on L's stack while we use it: naming frames allocates, and
 	 * a finalizer run by the collector may stop and drop the profiler. */
@@ -921,6 +949,7 @@ static void lj_callback(void *data, lua_State *L, int samples, int vmstate)
 		if (p->native)
 			capture_root(p, L);
 		take_samples(p);
+		p->safepoint_ns += now_ns() - t0;
 	}
 	lua_pop(L, 1);
 }
@@ -1314,6 +1343,7 @@ static int lp_stop(lua_State *L)
 	lperf_setu64(L, "unattributed", p->unattributed);
 	lperf_setu64(L, "signals", sigsample__signals(p->ss));
 	lperf_setu64(L, "safepoints", p->hooks);
+	lperf_setu64(L, "safepoint_ns", p->safepoint_ns);
 	lperf_setbool(L, "native", p->native && p->ring != NULL);
 	lua_createtable(L, (int)p->tab_n, 0);
 	for (i = 0; i < p->tab_cap; i++) {
@@ -1336,7 +1366,7 @@ static int lp_stop(lua_State *L)
 	lua_setfield(L, -2, "stacks");
 	symbolizer__delete(sym);
 	tab_free(p);
-	p->samples = p->lost = p->unattributed = p->hooks = 0;
+	p->samples = p->lost = p->unattributed = p->hooks = p->safepoint_ns = 0;
 	return 1;
 }
 
@@ -1584,6 +1614,7 @@ static int lp_stats(lua_State *L)
 	lperf_setu64(L, "lost", p->lost);
 	lperf_setu64(L, "signals", sigsample__signals(p->ss));
 	lperf_setu64(L, "safepoints", p->hooks);
+	lperf_setu64(L, "safepoint_ns", p->safepoint_ns);
 	lperf_setint(L, "signo", sigsample__signo(p->ss));
 	lperf_setint(L, "tid", sigsample__tid(p->ss));
 	lperf_setbool(L, "started", p->started);

@@ -89,7 +89,8 @@ return function(perf)
     list.meta = { event = raw.event, samples = samples, period = period,
       lost = tonumber(raw.lost) or 0, throttled = 0,
       unattributed = tonumber(raw.unattributed) or 0,
-      signals = tonumber(raw.signals) or 0, counters = names,
+      signals = tonumber(raw.signals) or 0, safepoints = tonumber(raw.safepoints) or 0,
+      safepoint_ns = tonumber(raw.safepoint_ns) or 0, counters = names,
       native = raw.native }
     return list
   end
