@@ -468,3 +468,93 @@ describe("dwarf call graphs", function()
     sym:close()
   end)
 end)
+
+-- Hostile input (issue 12): CFI rows whose DWARF expressions divide
+-- INT64_MIN by -1 (spec/progs/hostile_cfi.c).  The division has no defined
+-- result and traps on x86-64, in our evaluator as in libdwfl's; the row is
+-- rejected and the unwind ends at that frame.  The unwinding runs in a
+-- child interpreter, so a SIGFPE fails an assertion instead of the runner.
+describe("dwarf call graphs on hostile CFI", function()
+  local dir
+  setup(function() dir = util.tmpdir() end)
+
+  local CHILD = [[
+local perf = require "perf"
+local f = assert(perf.open(arg[1]))
+local sym = perf.symbolizer()
+local u = perf.unwinder{ cached = arg[2] == "cached" }
+for rec in f:records() do
+  if rec.type == "SAMPLE" then
+    local chain, info = u:unwind(rec, sym)
+    local names = {}
+    for i = info.kernel + 1, #chain do
+      local a = chain[i]
+      if i > info.kernel + 1 then a = a - 1 end
+      local r = sym:resolve(rec.pid, a)
+      names[#names + 1] = r and r.name or "?"
+    end
+    print((info.failed and "failed " or "ok ") .. table.concat(names, ";"))
+  else
+    sym:feed(rec)
+  end
+end
+]]
+
+  -- { [function] = { n = samples through it, main = of them reaching main,
+  --   last = of them ending at it } }, the child's output and its success.
+  local function unwind_in_child(file, mode)
+    local script = dir .. "/unwind_child.lua"
+    util.write(script, CHILD)
+    local pre = util.preload and ("LD_PRELOAD=" .. util.q(util.preload) .. " ") or ""
+    local out, ok = util.sh(pre .. util.lua .. " " .. util.q(script) .. " " .. util.q(file) ..
+      " " .. mode)
+    local by = {}
+    for line in out:gmatch("[^\n]+") do
+      local st, stack = line:match("^(%a+) (.*)$")
+      if st then
+        local frames = {}
+        for fn in stack:gmatch("[^;]+") do frames[#frames + 1] = fn end
+        for i, fn in ipairs(frames) do
+          if fn:match("_div$") then
+            local e = by[fn] or { n = 0, main = 0, last = 0, failed = 0 }
+            by[fn] = e
+            e.n = e.n + 1
+            if stack:find(";main", 1, true) then e.main = e.main + 1 end
+            if i == #frames then e.last = e.last + 1 end
+            if st == "failed" then e.failed = e.failed + 1 end
+          end
+        end
+      end
+    end
+    return by, out, ok
+  end
+
+  it("INT64_MIN / -1 in a row ends the unwind at that frame, cached or through libdwfl", function()
+    if not x86_64 then pending("x86-64 only") return end
+    local prog = util.cc(util.read(util.root .. "/spec/progs/hostile_cfi.c"), "-O0 -g", "hostile_cfi")
+    local file = dir .. "/hostile.data"
+    local o, ok = util.perf("record -q -e cpu-clock -F 999 --call-graph dwarf -o " .. util.q(file) ..
+      " -- " .. util.target(prog) .. " 200 2>&1")
+    assert(ok, o)
+    for _, mode in ipairs({ "cached", "libdwfl" }) do
+      local by, out, done = unwind_in_child(file, mode)
+      assert(done, mode .. ": the unwinding process died:\n" .. out:sub(-600))
+      for _, fn in ipairs({ "overflow_div", "skip_overflow_div" }) do
+        local e = by[fn]
+        assert.is_truthy(e, mode .. ": no sample in " .. fn)
+        assert.is_true(e.n > 20, mode .. ": " .. e.n .. " samples in " .. fn)
+        -- the rejected row is the last frame; nothing above it, no failure
+        assert.are.equal(e.n, e.last, mode .. ": " .. fn)
+        assert.are.equal(0, e.main, mode .. ": " .. fn)
+        assert.are.equal(0, e.failed, mode .. ": " .. fn)
+      end
+      -- an ordinary division in a row: the cached rows evaluate it and
+      -- go on to main (libdwfl is never given a dividing row at all)
+      local b = by.benign_div
+      assert.is_truthy(b, mode .. ": no sample in benign_div")
+      if mode == "cached" then
+        assert.are.equal(b.n, b.main)
+      end
+    end
+  end)
+end)

@@ -138,6 +138,8 @@ struct current {
 	bool window_full;
 	bool read_beyond;             /* a read above the window failed */
 	bool stale;                   /* a module did not match the maps */
+	bool rejected;                /* libdwfl stopped before a row it cannot run */
+	bool dwfl_exact;              /* libdwfl looks the next row up at pc, not pc - 1 */
 	uint64_t *out;
 	size_t n, max;
 	bool full;
@@ -524,10 +526,22 @@ static int cb_frame(Dwfl_Frame *state, void *arg)
 {
 	struct current *c = arg;
 	Dwarf_Addr pc;
+	bool signal = false;
 
+	/* No isactivation: asking for it makes libdwfl step from the frame. */
 	if (!dwfl_frame_pc(state, &pc, NULL))
 		return DWARF_CB_ABORT;
-	return emit(c, pc) ? DWARF_CB_OK : DWARF_CB_ABORT;
+	if (!emit(c, pc))
+		return DWARF_CB_ABORT;
+	/* libdwfl steps from this frame next: not through a row its
+	 * evaluator could trap on (the cached step ends there too).  The
+	 * row is looked up where libdwfl looks it up. */
+	if (cfi_cache__divides(c->ps->cfi, c->ps->dwfl, c->dwfl_exact ? pc : pc - 1, &signal)) {
+		c->rejected = true;
+		return DWARF_CB_ABORT;
+	}
+	c->dwfl_exact = signal;
+	return DWARF_CB_OK;
 }
 
 /*
@@ -598,7 +612,8 @@ static unsigned unwind_user(struct unwinder *u, uint32_t pid, uint32_t tid)
 		}
 		c->ps = ps;
 		c->n = n0;
-		c->stale = c->read_beyond = c->full = false;
+		c->stale = c->read_beyond = c->full = c->rejected = false;
+		c->dwfl_exact = true;  /* the first frame */
 		if (!ps->attached) {
 			Elf *elf = self_elf(u);
 			if (!elf || !dwfl_attach_state(ps->dwfl, elf, (pid_t)pid,
@@ -618,6 +633,8 @@ static unsigned unwind_user(struct unwinder *u, uint32_t pid, uint32_t tid)
 			rc = c->stale ? -1 :
 				dwfl_getthread_frames(ps->dwfl, tid ? (pid_t)tid : (pid_t)pid,
 						      cb_frame, c);
+			if (c->rejected)
+				rc = 0;  /* ends there, as the cached step does */
 		}
 		if (c->stale) {
 			unwinder__forget(u, pid);

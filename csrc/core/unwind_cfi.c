@@ -24,6 +24,7 @@ struct rule {
 struct row {
 	uint64_t lpc;
 	bool slow;                    /* not covered: always libdwfl */
+	bool divides;                 /* holds a DW_OP_div: never libdwfl's (see has_div) */
 	bool signal;                  /* the caller frame is a signal frame */
 	uint8_t ra;                   /* return address column */
 	uint8_t cfa_nops;             /* 0: the CFA is unavailable */
@@ -119,6 +120,20 @@ static bool supported(const Dwarf_Op *ops, size_t n)
 	return true;
 }
 
+/*
+ * libdwfl's expr_eval divides as int64_t without checking INT64_MIN / -1,
+ * which traps (SIGFPE) on x86-64: a row holding DW_OP_div is never handed
+ * to it, whatever its operands turn out to be.  Compilers do not divide in
+ * CFI, so only crafted files lose the frames above such a row.
+ */
+static bool has_div(const Dwarf_Op *ops, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (ops[i].atom == DW_OP_div)
+			return true;
+	return false;
+}
+
 /* Takes the row of lpc from the module's CFI, as libdwfl would find it. */
 static struct row *build(Dwfl_Module *mod, uint64_t lpc)
 {
@@ -131,8 +146,8 @@ static struct row *build(Dwfl_Module *mod, uint64_t lpc)
 	Dwarf_CFI *cfi = dwfl_module_eh_cfi(mod, &bias);
 	struct row *row;
 	size_t total = 0;
-	bool signal = false, slow = false;
-	int ra;
+	bool signal = false, slow = false, divides = false;
+	int ra = 0;
 
 	if (!cfi || dwarf_cfi_addrframe(cfi, lpc - bias, &frame) != 0) {
 		frame = NULL;
@@ -145,16 +160,17 @@ static struct row *build(Dwfl_Module *mod, uint64_t lpc)
 		goto make;
 	}
 	ra = dwarf_frame_info(frame, NULL, NULL, &signal);
-	if (ra < 0 || ra >= CFI_NREGS) {
+	if (ra < 0 || ra >= CFI_NREGS)
 		slow = true;
-		goto make;
-	}
+	/* Every rule is read even for a slow row: libdwfl would evaluate
+	 * them all, so a division anywhere keeps the row from it. */
 	if (dwarf_frame_cfa(frame, &ops[CFI_NREGS], &nops[CFI_NREGS]) != 0) {
 		ops[CFI_NREGS] = NULL;
 		nops[CFI_NREGS] = 0;
 	}
 	total += nops[CFI_NREGS];
 	slow |= !supported(ops[CFI_NREGS], nops[CFI_NREGS]);
+	divides |= has_div(ops[CFI_NREGS], nops[CFI_NREGS]);
 	for (int regno = 0; regno < CFI_NREGS; regno++) {
 		nops[regno] = 0;
 		if (dwarf_frame_register(frame, regno, tmp[regno], &ops[regno], &nops[regno]) != 0)
@@ -167,8 +183,10 @@ static struct row *build(Dwfl_Module *mod, uint64_t lpc)
 		if (kind[regno] != R_OPS)
 			nops[regno] = 0;
 		total += nops[regno];
-		if (kind[regno] == R_OPS)
+		if (kind[regno] == R_OPS) {
 			slow |= !supported(ops[regno], nops[regno]);
+			divides |= has_div(ops[regno], nops[regno]);
+		}
 	}
 	if (total > MAX_OPS)
 		slow = true;
@@ -182,9 +200,10 @@ make:
 	}
 	row->lpc = lpc;
 	row->slow = slow;
+	row->divides = divides;
+	row->signal = signal;
 	if (!slow) {
 		uint16_t at = 0;
-		row->signal = signal;
 		row->ra = (uint8_t)ra;
 		row->bias = bias;
 		row->cfa_nops = (uint8_t)nops[CFI_NREGS];
@@ -222,12 +241,13 @@ struct eval {
 	const struct cfi_regs *st;
 	cfi_read_fn read;
 	void *arg;
+	bool rejected;                /* an operation with no defined result */
 };
 
 #define STACK_MAX 0x100
 
 /* libdwfl's expr_eval, for the atoms a cached row may hold. */
-static bool eval(const struct eval *e, const Dwarf_Op *ops, size_t nops, bool in_cfa,
+static bool eval(struct eval *e, const Dwarf_Op *ops, size_t nops, bool in_cfa,
 		 uint64_t *result)
 {
 	uint64_t stack[STACK_MAX], v1, v2, v3;
@@ -322,9 +342,16 @@ static bool eval(const struct eval *e, const Dwarf_Op *ops, size_t nops, bool in
 			POP(v2); POP(v1);
 			if (v2 == 0)
 				return false;
+			/* INT64_MIN / -1 overflows (UB, SIGFPE on x86-64): the
+			 * row is rejected, not passed on to libdwfl. */
+			if (v1 == UINT64_C(1) << 63 && v2 == UINT64_MAX) {
+				e->rejected = true;
+				return false;
+			}
 			PUSH((uint64_t)((int64_t)v1 / (int64_t)v2));
 			break;
 		case DW_OP_mod:
+			/* Unsigned, as libdwfl does: no overflow case. */
 			POP(v2); POP(v1);
 			if (v2 == 0)
 				return false;
@@ -371,16 +398,15 @@ static bool eval(const struct eval *e, const Dwarf_Op *ops, size_t nops, bool in
 #undef REG
 }
 
-int cfi_cache__step(struct cfi_cache *c, Dwfl *dwfl, uint64_t lpc,
-		    const struct cfi_regs *st, struct cfi_regs *out, uint64_t *pc,
-		    bool *signal, cfi_read_fn read, void *arg)
+/* The cached row of lpc, built on first use; NULL when there is none yet
+ * (no module for lpc, out of memory). */
+static const struct row *row_of(struct cfi_cache *c, Dwfl *dwfl, uint64_t lpc)
 {
 	struct row **slot, *row;
-	bool undefined = false;
 
 	if (c->nslots == 0 || (c->count + 1) * 2 > c->nslots) {
 		if (grow(c) < 0)
-			return CFI_STEP_SLOW;
+			return NULL;
 	}
 	slot = slot_for(c, lpc);
 	row = *slot;
@@ -389,17 +415,37 @@ int cfi_cache__step(struct cfi_cache *c, Dwfl *dwfl, uint64_t lpc,
 		 * not cached, libdwfl sorts it out. */
 		Dwfl_Module *mod = dwfl_addrmodule(dwfl, lpc);
 		if (!mod)
-			return CFI_STEP_SLOW;
+			return NULL;
 		row = build(mod, lpc);
 		if (!row)
-			return CFI_STEP_SLOW;
+			return NULL;
 		*slot = row;
 		c->count++;
 	}
-	if (row->slow)
-		return CFI_STEP_SLOW;
+	return row;
+}
 
-	struct eval e = { row, st, read, arg };
+bool cfi_cache__divides(struct cfi_cache *c, Dwfl *dwfl, uint64_t lpc, bool *signal)
+{
+	const struct row *row = row_of(c, dwfl, lpc);
+
+	*signal = row && row->signal;
+	return row && row->divides;
+}
+
+int cfi_cache__step(struct cfi_cache *c, Dwfl *dwfl, uint64_t lpc,
+		    const struct cfi_regs *st, struct cfi_regs *out, uint64_t *pc,
+		    bool *signal, cfi_read_fn read, void *arg)
+{
+	const struct row *row = row_of(c, dwfl, lpc);
+	bool undefined = false;
+
+	if (!row)
+		return CFI_STEP_SLOW;
+	if (row->slow)
+		return row->divides ? CFI_STEP_END : CFI_STEP_SLOW;
+
+	struct eval e = { row, st, read, arg, false };
 	out->set = 0;
 	for (unsigned regno = 0; regno < CFI_NREGS; regno++) {
 		const struct rule *r = &row->r[regno];
@@ -424,6 +470,10 @@ int cfi_cache__step(struct cfi_cache *c, Dwfl *dwfl, uint64_t lpc,
 		out->r[regno] = v;
 		out->set |= 1u << regno;
 	}
+	/* Unwinding stops at a rejected row: going on could hand it to
+	 * libdwfl (a later step not covered restarts the sample there). */
+	if (e.rejected)
+		return CFI_STEP_END;
 	*signal = row->signal;
 	if (undefined || !(out->set & (1u << row->ra)) || out->r[row->ra] == 0)
 		return CFI_STEP_END;
@@ -452,6 +502,12 @@ int cfi_cache__step(struct cfi_cache *c, Dwfl *dwfl, uint64_t lpc,
 		    bool *signal, cfi_read_fn read, void *arg)
 {
 	return CFI_STEP_SLOW;
+}
+
+bool cfi_cache__divides(struct cfi_cache *c, Dwfl *dwfl, uint64_t lpc, bool *signal)
+{
+	*signal = false;
+	return false;
 }
 
 #endif

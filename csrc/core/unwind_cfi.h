@@ -21,6 +21,15 @@
 #define HAVE_CFI_FAST 1
 #else
 #define CFI_NREGS 1
+/*
+ * Whether the CFI row of lpc holds a DW_OP_div.  libdwfl's evaluator traps
+ * on INT64_MIN / -1, so its unwinder must not step from such a frame; the
+ * cached step evaluates these rows itself and rejects that division.
+ * *signal gets whether the caller's frame is a signal frame (its row is
+ * then looked up at its pc, not pc - 1).
+ */
+bool cfi_cache__divides(struct cfi_cache *c, Dwfl *dwfl, uint64_t lpc, bool *signal);
+
 #endif
 
 /* One frame's DWARF registers (bit n of set: register n is known). */
@@ -38,7 +47,8 @@ typedef bool (*cfi_read_fn)(void *arg, uint64_t addr, uint64_t *out);
 
 enum {
 	CFI_STEP_OK,                  /* *out and *pc hold the caller */
-	CFI_STEP_END,                 /* the return address is undefined: the end */
+	CFI_STEP_END,                 /* the return address is undefined, or the row
+					 is rejected (see cfi_cache__divides): the end */
 	CFI_STEP_SLOW,                /* not covered: unwind with libdwfl */
 };
 
@@ -50,5 +60,14 @@ enum {
 int cfi_cache__step(struct cfi_cache *c, Dwfl *dwfl, uint64_t lpc,
 		    const struct cfi_regs *st, struct cfi_regs *out, uint64_t *pc,
 		    bool *signal, cfi_read_fn read, void *arg);
+
+/*
+ * Whether the CFI row of lpc holds a DW_OP_div.  libdwfl's evaluator traps
+ * on INT64_MIN / -1, so its unwinder must not step from such a frame; the
+ * cached step evaluates these rows itself and rejects that division.
+ * *signal gets whether the caller's frame is a signal frame (its row is
+ * then looked up at its pc, not pc - 1).
+ */
+bool cfi_cache__divides(struct cfi_cache *c, Dwfl *dwfl, uint64_t lpc, bool *signal);
 
 #endif
