@@ -80,6 +80,46 @@ local function perfdata_with_times(list)
     u64(0) .. u64(0) .. u64(0):rep(4) .. attr .. u64(0) .. u64(0) .. data
 end
 
+-- A u32 pair as 8 little-endian bytes (fast enough for 100,000s of ids).
+local function u32x2(lo, hi)
+  local function b4(v)
+    return string.char(v % 256, math.floor(v / 256) % 256, math.floor(v / 65536) % 256,
+                       math.floor(v / 16777216) % 256)
+  end
+  return b4(lo) .. b4(hi or 0)
+end
+
+-- A perf.data file with two events, cpu-clock (index 0) and page-faults
+-- (index 1), sample_type IDENTIFIER|IP|TID|TIME and no ids in the attrs
+-- section: ids 1..nids map to them through ID_INDEX records of at most
+-- per_rec entries (id k to event k % 2), then one SAMPLE for each id in
+-- `samples`.
+local function perfdata_with_id_index(nids, per_rec, samples)
+  local function hdr(type, size) return u32x2(type, size * 65536) end
+  local recs = {}
+  local k = 1
+  while k <= nids do
+    local n = math.min(per_rec, nids - k + 1)
+    local e = { hdr(69, 16 + 32 * n), u32x2(n) }
+    for id = k, k + n - 1 do
+      -- { id, idx, cpu, tid }
+      e[#e + 1] = u32x2(id) .. u32x2(id % 2) .. u32x2(0) .. u32x2(42)
+    end
+    recs[#recs + 1] = table.concat(e)
+    k = k + n
+  end
+  for i, id in ipairs(samples) do   -- identifier, ip, pid/tid 42, time
+    recs[#recs + 1] = hdr(9, 40) .. u32x2(id) .. u32x2(0x400000 + i) .. u32x2(42, 42) .. u32x2(1000 + i)
+  end
+  local data = table.concat(recs)
+  local function attr(config)
+    return u32x2(1, 64) .. u32x2(config) .. u32x2(1000) .. u32x2(0x10007) .. u64(0):rep(4) ..
+      u64(0) .. u64(0)   -- its ids section: none
+  end
+  return "PERFILE2" .. u64(104) .. u64(80) .. u64(104) .. u64(160) .. u64(264) .. u64(#data) ..
+    u64(0) .. u64(0) .. u64(0):rep(4) .. attr(0) .. attr(2) .. data
+end
+
 describe("perf.open on files recorded by perf", function()
   it("-g: every sample (pid, tid, time, period, ip, call chain) equals perf script", function()
     local p = file("g.data", "-e cpu-clock -c 100000 -g -- " .. shaped .. " 60")
@@ -367,6 +407,32 @@ describe("perf.open on bad input", function()
     if ok then return true end
     return nil, e
   end
+
+  -- Hostile input (issue 12): every ID_INDEX entry used to sort all the
+  -- ids read so far, and every ID_INDEX record rebuilt the event table.
+  it("100,000 ID_INDEX entries, in big records or one per record: linear time, every id mapped", function()
+    for _, shape in ipairs({ { 100000, 2047 }, { 30000, 1 } }) do
+      local nids, per_rec = shape[1], shape[2]
+      local samples = { 1, 2, 3, nids / 2 + 1, nids - 1, nids }
+      local p = dir .. "/id_index.data"
+      util.write(p, perfdata_with_id_index(nids, per_rec, samples))
+      local t0 = os.clock()
+      local f = assert(perf.open(p))
+      local got = {}
+      for rec in f:records{ type = "SAMPLE" } do
+        got[#got + 1] = tostring(rec.event)
+      end
+      f:close()
+      local secs = os.clock() - t0
+      -- linear: tens of milliseconds; quadratic took minutes
+      assert.is_true(secs < 3, string.format("%d ids, %d per record: %.2f s", nids, per_rec, secs))
+      local want = {}
+      for i, id in ipairs(samples) do
+        want[i] = id % 2 == 0 and "cpu-clock" or "page-faults"
+      end
+      assert.are.same(want, got)
+    end
+  end)
 
   it("a missing file: nil, message, errno", function()
     local f, err, errno = perf.open(dir .. "/nope.data")

@@ -104,7 +104,7 @@ int evtab__add_id(struct evtab *t, int idx, uint64_t id)
 		t->slots = s;
 		t->nslots = n;
 	}
-	if (evtab__lookup(t, id) < 0 || t->nr == 1)
+	if (evtab__find_id(t, id) < 0)
 		t->nids++;
 	put(t->slots, t->nslots, id, idx);
 	return 0;
@@ -125,12 +125,10 @@ const char *evtab__name(const struct evtab *t, int idx)
 	return idx >= 0 && idx < t->nr ? t->ev[idx].name : NULL;
 }
 
-int evtab__lookup(const struct evtab *t, uint64_t id)
+int evtab__find_id(const struct evtab *t, uint64_t id)
 {
 	size_t i;
 
-	if (t->nr == 1)
-		return 0;
 	if (!t->nslots)
 		return -1;
 	i = hash(id) & (t->nslots - 1);
@@ -140,4 +138,25 @@ int evtab__lookup(const struct evtab *t, uint64_t id)
 		i = (i + 1) & (t->nslots - 1);
 	}
 	return -1;
+}
+
+int evtab__lookup(const struct evtab *t, uint64_t id)
+{
+	if (t->nr == 1)
+		return 0;
+	return evtab__find_id(t, id);
+}
+
+int evtab__set_name(struct evtab *t, int idx, const char *name)
+{
+	char *s;
+
+	if (idx < 0 || idx >= t->nr)
+		return -EINVAL;
+	s = strdup(name ? name : "");
+	if (!s)
+		return -ENOMEM;
+	free(t->ev[idx].name);
+	t->ev[idx].name = s;
+	return 0;
 }

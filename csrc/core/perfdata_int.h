@@ -39,11 +39,6 @@ struct attr_ent {
 	char *name;
 };
 
-struct id_ent {
-	uint64_t id;
-	int idx;
-};
-
 struct perfdata {
 	const uint8_t *buf;
 	size_t len;
@@ -56,9 +51,6 @@ struct perfdata {
 
 	struct attr_ent *attrs;
 	int nr_attrs, cap_attrs;
-	struct id_ent *ids;
-	size_t nr_ids, cap_ids;
-	int ids_sorted;
 
 	void **allocs;              /* strings and arrays of info, freed at close */
 	size_t nr_allocs, cap_allocs;

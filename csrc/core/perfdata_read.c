@@ -60,10 +60,39 @@ void *perfdata__kalloc(struct perfdata *pd, size_t n, size_t sz)
 
 /* ------------------------------------------------------------ attrs, ids */
 
+/*
+ * The events and their ids go straight into pd->evtab as they are read (a
+ * hash: ID_INDEX records can map hundreds of thousands of ids, and user
+ * records arrive all along the stream), under a default name until a
+ * feature or EVENT_UPDATE names them.
+ */
+static const char *const sw_names[] = {
+	"cpu-clock", "task-clock", "page-faults", "context-switches", "cpu-migrations",
+	"minor-faults", "major-faults", "alignment-faults", "emulation-faults", "dummy",
+	"bpf-output", "cgroup-switches",
+};
+static const char *const hw_names[] = {
+	"cycles", "instructions", "cache-references", "cache-misses", "branches",
+	"branch-misses", "bus-cycles", "stalled-cycles-frontend", "stalled-cycles-backend",
+	"ref-cycles",
+};
+
+static void default_name(const struct perf_event_attr *a, char *buf, size_t n)
+{
+	if (a->type == PERF_TYPE_SOFTWARE && a->config < sizeof sw_names / sizeof sw_names[0])
+		snprintf(buf, n, "%s", sw_names[a->config]);
+	else if (a->type == PERF_TYPE_HARDWARE && a->config < sizeof hw_names / sizeof hw_names[0])
+		snprintf(buf, n, "%s", hw_names[a->config]);
+	else
+		snprintf(buf, n, "%u:%llu", a->type, (unsigned long long)a->config);
+}
+
 static int add_attr(struct perfdata *pd, const uint8_t *p, uint64_t avail, uint64_t off)
 {
 	struct perf_event_attr a;
+	char name[64];
 	uint32_t asz;
+	int e;
 
 	if (avail < PERF_ATTR_SIZE_VER0)
 		return perfdata__fail(pd, "offset %llu: attr of %llu bytes, expected at least %d",
@@ -78,6 +107,7 @@ static int add_attr(struct perfdata *pd, const uint8_t *p, uint64_t avail, uint6
 			     (unsigned long long)avail);
 	memcpy(&a, p, asz < sizeof a ? asz : sizeof a);
 	a.size = sizeof a;
+	default_name(&a, name, sizeof name);
 	if (pd->nr_attrs == pd->cap_attrs) {
 		int n = pd->cap_attrs ? pd->cap_attrs * 2 : 8;
 		struct attr_ent *t = realloc(pd->attrs, (size_t)n * sizeof *t);
@@ -86,52 +116,25 @@ static int add_attr(struct perfdata *pd, const uint8_t *p, uint64_t avail, uint6
 		pd->attrs = t;
 		pd->cap_attrs = n;
 	}
+	/* The evtab's index is the attr's: both grow together or not at all. */
+	e = evtab__add(pd->evtab, &a, name);
+	if (e < 0)
+		return e;
 	pd->attrs[pd->nr_attrs].attr = a;
 	pd->attrs[pd->nr_attrs].name = NULL;
 	return pd->nr_attrs++;
 }
 
+/* A later id of the same value maps to its event, as in perf (whose
+ * lookup finds the id added last). */
 static int add_id(struct perfdata *pd, int idx, uint64_t id)
 {
-	if (pd->nr_ids == pd->cap_ids) {
-		size_t n = pd->cap_ids ? pd->cap_ids * 2 : 64;
-		struct id_ent *t = realloc(pd->ids, n * sizeof *t);
-		if (!t)
-			return -ENOMEM;
-		pd->ids = t;
-		pd->cap_ids = n;
-	}
-	pd->ids[pd->nr_ids].id = id;
-	pd->ids[pd->nr_ids].idx = idx;
-	pd->nr_ids++;
-	pd->ids_sorted = 0;
-	return 0;
-}
-
-static int cmp_id(const void *a, const void *b)
-{
-	const struct id_ent *x = a, *y = b;
-	return x->id < y->id ? -1 : x->id > y->id;
+	return evtab__add_id(pd->evtab, idx, id);
 }
 
 int perfdata__idx_of_id(struct perfdata *pd, uint64_t id)
 {
-	size_t lo = 0, hi;
-	if (!pd->ids_sorted && pd->nr_ids) {
-		qsort(pd->ids, pd->nr_ids, sizeof *pd->ids, cmp_id);
-		pd->ids_sorted = 1;
-	}
-	hi = pd->nr_ids;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (pd->ids[mid].id < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo < pd->nr_ids && pd->ids[lo].id == id)
-		return pd->ids[lo].idx;
-	return -1;
+	return evtab__find_id(pd->evtab, id);
 }
 
 int perfdata__set_name(struct perfdata *pd, int idx, const char *name, size_t n)
@@ -144,7 +147,7 @@ int perfdata__set_name(struct perfdata *pd, int idx, const char *name, size_t n)
 		return -ENOMEM;
 	free(pd->attrs[idx].name);
 	pd->attrs[idx].name = s;
-	return 0;
+	return evtab__set_name(pd->evtab, idx, s);
 }
 
 /* ------------------------------------------------------------ file mode */
@@ -399,6 +402,7 @@ static int handle_user(struct perfdata *pd, const uint8_t *r, uint32_t size, uin
 		if (nr > (size - 16u) / 32)
 			return perfdata__fail(pd, "offset %llu: ID_INDEX says %llu entries, %u bytes hold %u",
 				     (unsigned long long)off, (unsigned long long)nr, size, (size - 16u) / 32);
+		/* An id already mapped keeps its event (the attrs say first). */
 		for (k = 0; k < nr; k++) {
 			uint64_t id = rd64(r + 16 + 32 * k), idx = rd64(r + 24 + 32 * k);
 			if (idx < (uint64_t)pd->nr_attrs && perfdata__idx_of_id(pd, id) < 0 &&
@@ -465,58 +469,6 @@ static int open_pipe_mode(struct perfdata *pd)
 	return 0;
 }
 
-/* ------------------------------------------------------------ the evtab */
-
-static const char *const sw_names[] = {
-	"cpu-clock", "task-clock", "page-faults", "context-switches", "cpu-migrations",
-	"minor-faults", "major-faults", "alignment-faults", "emulation-faults", "dummy",
-	"bpf-output", "cgroup-switches",
-};
-static const char *const hw_names[] = {
-	"cycles", "instructions", "cache-references", "cache-misses", "branches",
-	"branch-misses", "bus-cycles", "stalled-cycles-frontend", "stalled-cycles-backend",
-	"ref-cycles",
-};
-
-static void default_name(const struct perf_event_attr *a, char *buf, size_t n)
-{
-	if (a->type == PERF_TYPE_SOFTWARE && a->config < sizeof sw_names / sizeof sw_names[0])
-		snprintf(buf, n, "%s", sw_names[a->config]);
-	else if (a->type == PERF_TYPE_HARDWARE && a->config < sizeof hw_names / sizeof hw_names[0])
-		snprintf(buf, n, "%s", hw_names[a->config]);
-	else
-		snprintf(buf, n, "%u:%llu", a->type, (unsigned long long)a->config);
-}
-
-static int build_evtab(struct perfdata *pd)
-{
-	size_t i;
-	int k;
-	if (pd->evtab)
-		evtab__delete(pd->evtab);
-	pd->evtab = evtab__new();
-	if (!pd->evtab)
-		return -ENOMEM;
-	for (k = 0; k < pd->nr_attrs; k++) {
-		char buf[64];
-		const char *name = pd->attrs[k].name;
-		int e;
-		if (!name) {
-			default_name(&pd->attrs[k].attr, buf, sizeof buf);
-			name = buf;
-		}
-		e = evtab__add(pd->evtab, &pd->attrs[k].attr, name);
-		if (e < 0)
-			return e;
-	}
-	for (i = 0; i < pd->nr_ids; i++) {
-		int e = evtab__add_id(pd->evtab, pd->ids[i].idx, pd->ids[i].id);
-		if (e < 0 && e != -EEXIST)
-			return e;
-	}
-	return 0;
-}
-
 /* --------------------------------------------------------------- open */
 
 static int setup(struct perfdata *pd, const struct perfdata_opts *opts)
@@ -528,6 +480,9 @@ static int setup(struct perfdata *pd, const struct perfdata_opts *opts)
 		pd->opts = *opts;
 	if (!pd->opts.max_queue)
 		pd->opts.max_queue = DEFAULT_MAX_QUEUE;
+	pd->evtab = evtab__new();
+	if (!pd->evtab)
+		return -ENOMEM;
 	pd->info.file_size = pd->len;
 	if (!pd->buf || pd->len < 16)
 		return perfdata__fail(pd, "offset 0: %zu bytes, expected a perf.data header (at least 16 bytes)", pd->len);
@@ -551,7 +506,7 @@ static int setup(struct perfdata *pd, const struct perfdata_opts *opts)
 	if (pd->nr_attrs == 0)
 		return perfdata__fail(pd, "offset 24: the attrs section is empty: no events described");
 	pd->zds = NULL;
-	return build_evtab(pd);
+	return 0;
 }
 
 static int finish_open(struct perfdata *pd, int e, struct perfdata **out, char *err, size_t errlen)
@@ -704,7 +659,6 @@ void perfdata__close(struct perfdata *pd)
 	for (k = 0; k < pd->nr_attrs; k++)
 		free(pd->attrs[k].name);
 	free(pd->attrs);
-	free(pd->ids);
 	for (i = 0; i < pd->nr_allocs; i++)
 		free(pd->allocs[i]);
 	free(pd->allocs);
@@ -937,9 +891,6 @@ int perfdata__next(struct perfdata *pd, struct perfdata_rec *out)
 				/* A description arriving mid-stream (each handled once, even after a rewind). */
 				pd->prescan_end = off + ext;
 				if ((e = handle_user(pd, p, size, off)))
-					return e;
-				if ((type == REC_HEADER_ATTR || type == REC_EVENT_UPDATE ||
-				     type == REC_ID_INDEX) && (e = build_evtab(pd)))
 					return e;
 			}
 			if (c)

@@ -58,6 +58,11 @@ const struct perf_event_attr *evtab__attr(const struct evtab *t, int idx);
 const char *evtab__name(const struct evtab *t, int idx);
 /* Index for a sample id; -1 when unknown (single-event streams map to 0). */
 int evtab__lookup(const struct evtab *t, uint64_t id);
+/* Index an id was added with (evtab__add_id), -1 if it was not: no
+ * single-event shortcut.  O(1), for readers that map ids as they go. */
+int evtab__find_id(const struct evtab *t, uint64_t id);
+/* Renames event idx (a file names its events after their attrs); -errno. */
+int evtab__set_name(struct evtab *t, int idx, const char *name);
 
 /* PERF_SAMPLE_READ / READ record values, decoded with the attr's read_format. */
 struct record_read {
