@@ -107,6 +107,10 @@ int ring__drain(struct ring *r,
 		size_t size = size_at(r, tail);
 		int v;
 		if (size < sizeof(struct perf_event_header) || (size & 7) || size > head - tail) {
+			/* Where the next record starts cannot be known: what
+			 * the kernel published is dropped, so the ring goes on
+			 * with what comes next instead of stalling here. */
+			tail = head;
 			rc = -EIO;
 			break;
 		}

@@ -25,9 +25,11 @@ void ring__unmap(struct ring *r);
  * and 8-byte aligned (valid only during the call); fn returns 0 to go on,
  * > 0 to stop after this record (it is consumed), < 0 to stop before it
  * (it stays, with the records after it, for the next drain).  Returns the
- * number of records consumed or -errno (-EIO: a record whose size is 0 or
- * larger than the data the kernel published: the ring is corrupt).  Not for
- * overwrite rings (see ring__snapshot).
+ * number of records consumed or -errno (-EIO: a record whose size is 0,
+ * not a multiple of 8 or larger than the data the kernel published: the
+ * ring is corrupt; the bytes from it to data_head are dropped, so the next
+ * drain starts with the next record the kernel writes).  Not for overwrite
+ * rings (see ring__snapshot).
  */
 int ring__drain(struct ring *r,
 		int (*fn)(void *arg, const struct perf_event_header *rec),

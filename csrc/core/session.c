@@ -592,6 +592,7 @@ struct raw_ctx {
 	session_raw_fn fn;
 	void *arg;
 	int stopped;
+	int err;           /* fn's -errno: the drain fails with it */
 };
 
 static void count(struct session *s, const struct perf_event_header *h)
@@ -634,14 +635,16 @@ static int raw_one(void *arg, const struct perf_event_header *h)
 
 	if (v)
 		c->stopped = 1;
-	if (v >= 0)
+	if (v < 0)
+		c->err = v;
+	else
 		count(c->s, h);
 	return v;
 }
 
 int session__drain_raw(struct session *s, session_raw_fn fn, void *arg)
 {
-	struct raw_ctx c = { s, fn, arg, 0 };
+	struct raw_ctx c = { s, fn, arg, 0, 0 };
 	int i, total = 0;
 
 	if (s->overwrite) {
@@ -651,12 +654,23 @@ int session__drain_raw(struct session *s, session_raw_fn fn, void *arg)
 	}
 	for (i = 0; i < s->nrings; i++) {
 		int n = ring__drain(s->rings[i], raw_one, &c);
-		if (n < 0) {
+		if (n == -EIO) {
+			/* The ring dropped what it could not frame and goes on:
+			 * counted like a record that does not decode. */
+			s->st.errors++;
 			snprintf(s->last_error, sizeof s->last_error,
-				 "ring %d is corrupt: %s", i, strerror(-n));
+				 "ring %d held a record of a bad size: the data after it was dropped", i);
+		} else if (n < 0) {
 			return n;
+		} else {
+			total += n;
 		}
-		total += n;
+		/* The record fn failed on stays in its ring for the next call. */
+		if (c.err) {
+			snprintf(s->last_error, sizeof s->last_error,
+				 "draining ring %d: %s", i, strerror(-c.err));
+			return c.err;
+		}
 		/* fn asked to stop: leave the other rings for the next call. */
 		if (c.stopped)
 			break;

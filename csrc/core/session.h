@@ -80,15 +80,20 @@ int session__poll(struct session *s, int timeout_ms, int *done);
 
 /*
  * Raw records exactly as the kernel wrote them (for perf.data writers),
- * every ring in turn.  fn's return follows ring__drain's contract.
- * Counts what it passes into the stats.  Returns records passed or -errno.
+ * every ring in turn.  fn's return follows ring__drain's contract; a
+ * negative one is a -errno the drain returns (the record stays for the
+ * next drain).  Counts what it passes into the stats.  A ring holding a
+ * record of a bad size drops the data after it and counts an error
+ * (stats.errors, session__last_error); the drain goes on.  Returns records
+ * passed or -errno.
  */
 typedef int (*session_raw_fn)(void *arg, const struct perf_event_header *rec);
 int session__drain_raw(struct session *s, session_raw_fn fn, void *arg);
 
 /*
  * Decoded records; a record that does not decode is counted
- * (stats.errors, session__last_error) and skipped.
+ * (stats.errors, session__last_error) and skipped.  fn returns as for
+ * session__drain_raw.
  */
 typedef int (*session_rec_fn)(void *arg, const struct record *r);
 int session__drain(struct session *s, session_rec_fn fn, void *arg);
@@ -100,7 +105,8 @@ struct session_stats {
 	uint64_t records, samples, bytes, wakeups;
 	uint64_t lost;          /* LOST.lost + LOST_SAMPLES.lost */
 	uint64_t lost_records;  /* LOST and LOST_SAMPLES records */
-	uint64_t throttled, unthrottled, errors;
+	uint64_t throttled, unthrottled;
+	uint64_t errors;        /* records skipped: not decoded, or of a bad size */
 };
 void session__stats(const struct session *s, struct session_stats *st);
 const char *session__last_error(const struct session *s);

@@ -559,19 +559,22 @@ struct profile_feed {
 static int add_rec(void *arg, const struct record *r)
 {
 	struct profile_feed *f = arg;
+	int rc;
 
+	/* A failure (out of memory) stops the drain with it: the record
+	 * stays in its ring and s:profile() returns the error. */
 	if (f->unw && f->sym)  /* feeds the symbolizer itself */
-		return unwind__add_record(f->unw, f->sym, f->st, r, f->t, NULL) ? -1 : 0;
+		return unwind__add_record(f->unw, f->sym, f->st, r, f->t, NULL);
 	switch (r->type) {
 	case PERF_RECORD_MMAP: case PERF_RECORD_MMAP2: case PERF_RECORD_COMM:
 	case PERF_RECORD_FORK: case PERF_RECORD_EXIT:
-		if (f->sym)
-			symbolizer__feed(f->sym, r);
+		if (f->sym && (rc = symbolizer__feed(f->sym, r)) < 0)
+			return rc;
 		break;
 	default:
 		break;
 	}
-	return stacktab__add_record(f->st, r, f->t) ? -1 : 0;
+	return stacktab__add_record(f->st, r, f->t);
 }
 
 /*
