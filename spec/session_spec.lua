@@ -324,6 +324,42 @@ describe("perf.session", function()
     for _, r in ipairs(samples) do assert.is_true(#r.callchain <= 2, #r.callchain .. " frames") end
   end)
 
+  -- Hostile input (issue 12): poll used to look at the first 1024 rings only.
+  -- 1024 rings over a sleeping process, then one over a busy one: poll
+  -- must report that ring ready.  In a child with room for the fds.
+  it("polls every ring: data in ring 1025 of a tids session wakes poll", function()
+    local sleeper = tonumber(util.sh("sleep 60 >/dev/null 2>&1 & echo $!"):match("%d+"))
+    local pid = tonumber(util.sh(prog() .. " 5 >/dev/null 2>&1 & echo $!"):match("%d+"))
+    local dir = util.tmpdir()
+    util.write(dir .. "/poll.lua", [[
+local perf = require "perf"
+local tids = {}
+for i = 1, 1024 do tids[i] = tonumber(arg[1]) end
+tids[1025] = tonumber(arg[2])
+local s = assert(perf.session{ events = { "cpu-clock" }, period = 100000, tids = tids,
+                               pages = 1, inherit = false })
+assert(s:start())
+local ready, n = 0, 0
+for _ = 1, 50 do
+  ready = ready + assert(s:poll(100))
+  for r in s:records{ type = "SAMPLE" } do
+    if r.pid == tonumber(arg[2]) then n = n + 1 end
+  end
+  if ready > 0 then break end
+end
+print("rings " .. #tids .. " ready " .. ready .. " samples " .. n)
+s:close()
+]])
+    local pre = util.preload and ("LD_PRELOAD=" .. util.q(util.preload) .. " ") or ""
+    local out = util.sh("ulimit -n 4096 && " .. pre .. util.lua .. " " .. util.q(dir .. "/poll.lua") ..
+      " " .. sleeper .. " " .. pid)
+    util.sh("kill " .. sleeper .. " " .. pid .. " 2>/dev/null")
+    local ready, n = out:match("ready (%d+) samples (%d+)")
+    assert(ready, out)
+    assert.is_true(tonumber(n) > 0, out)
+    assert.is_true(tonumber(ready) > 0, "poll never saw ring 1025 ready: " .. out)
+  end)
+
   it("samples a running pid, and tids, until they exit", function()
     for _, key in ipairs({ "pid", "tids" }) do
       local out = util.sh(prog() .. " 0.3 >/dev/null 2>&1 & echo $!")

@@ -40,6 +40,7 @@ struct session {
 	size_t *nids;
 	int nevents;
 	struct pollfd *pfd;
+	uint8_t *seen;     /* per ring: ready in this poll (any number of rings) */
 	struct workload *wl;
 	int wl_done, wl_status;
 	int overwrite;
@@ -240,6 +241,7 @@ void session__close(struct session *s)
 	free(s->rings);
 	free(s->fds);
 	free(s->pfd);
+	free(s->seen);
 	workload__delete(s->wl);
 	evtab__delete(s->evtab);
 	free(s);
@@ -461,7 +463,8 @@ int session__open(const struct session_opts *o, struct session **out,
 	if (rc)
 		goto fail;
 	s->pfd = calloc((size_t)s->nfds, sizeof *s->pfd);
-	if (!s->pfd) {
+	s->seen = calloc((size_t)s->nrings, 1);
+	if (!s->pfd || !s->seen) {
 		rc = -ENOMEM;
 		goto fail;
 	}
@@ -544,7 +547,6 @@ int session__poll(struct session *s, int timeout_ms, int *done)
 {
 	int64_t end = timeout_ms >= 0 ? now_ms() + timeout_ms : 0;
 	int i, n, ready = 0;
-	char seen[1024];
 
 	if (done)
 		*done = 0;
@@ -566,7 +568,7 @@ int session__poll(struct session *s, int timeout_ms, int *done)
 			return -errno;
 		break;
 	}
-	memset(seen, 0, sizeof seen);
+	memset(s->seen, 0, (size_t)s->nrings);
 	for (i = 0; i < s->nfds; i++) {
 		short re = s->pfd[i].revents;
 		int r = s->fds[i].ring;
@@ -575,8 +577,8 @@ int session__poll(struct session *s, int timeout_ms, int *done)
 			s->fds[i].hup = 1;
 			s->pfd[i].fd = -1;
 		}
-		if ((re & POLLIN) && r < (int)sizeof seen && !seen[r]) {
-			seen[r] = 1;
+		if ((re & POLLIN) && !s->seen[r]) {
+			s->seen[r] = 1;
 			ready++;
 		}
 	}
