@@ -1,6 +1,6 @@
 -- perf.luaprofile against `perf record -F 999 -g` on the same workload, in
 -- the same run: each variant is a child process running the same fixed
--- work (calls, tables, strings; ~0.5 s), timed by its own CPU clock
+-- work (calls, tables, strings; ~1 s), timed by its own CPU clock
 -- (os.clock: the sampling interrupts it takes are charged to it, whoever
 -- asked for them).  Rounds interleave the variants; a variant's figure is
 -- the median over rounds of its time over that round's unprofiled time.
@@ -55,13 +55,14 @@ local interp = is_jit and "luajit" or "lua5.4"
 local self = debug.getinfo(1, "S").source:sub(2)
 local data = os.tmpname()
 
--- Calibrate in this process: ~0.5 s of CPU per run.
+-- Calibrate in this process: ~1 s of CPU per run (the effect at 999 Hz is
+-- a point or two: shorter runs drown it in the machine's noise).
 local scale = 1
 while true do
   local t0 = os.clock()
   work(scale)
   local dt = os.clock() - t0
-  if dt > 0.05 then scale = math.max(1, math.floor(scale * 0.5 / dt)) break end
+  if dt > 0.1 then scale = math.max(1, math.floor(scale * 1.0 / dt)) break end
   scale = scale * 2
 end
 
