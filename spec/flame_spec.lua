@@ -270,10 +270,13 @@ describe("folded stacks of perf.data equal perf script's, folded the same way", 
       local got, total = compare_with_perf_script(data)
       assert.is_true(total > 200, "samples: " .. total)
       if build.name == "shaped_fp" then
-        -- the seed's shape: leaf_alloc under do_query is the widest path
+        -- the seed's shape: the widest path is a leaf under do_query
+        -- (leaf_alloc's and leaf_hash's run within a point or two of
+        -- each other, so which of the two leads is the machine's call)
         local best, bestn = nil, 0
         for k, n in pairs(got) do if n > bestn then best, bestn = k, n end end
-        assert.truthy(best:find("server_loop;do_query;leaf_alloc$"), best)
+        assert.truthy(best:find("server_loop;do_query;leaf_alloc$") or
+          best:find("server_loop;do_query;leaf_hash$"), best)
       end
     end)
   end
