@@ -36,7 +36,7 @@ OPT     ?= -O2 -g
 SAN     ?=
 CFLAGS_ALL := -std=gnu11 $(OPT) $(SAN) -fPIC -fvisibility=hidden -D_GNU_SOURCE $(WARN) $(CFLAGS)
 
-CORE_SRC := $(sort $(wildcard csrc/core/*.c))
+CORE_SRC := $(sort $(wildcard csrc/core/*/*.c))
 BIND_SRC := $(sort $(wildcard csrc/lua/*.c))
 CORE_OBJ := $(patsubst csrc/core/%.c,$(OUT)/obj/core/%.o,$(CORE_SRC))
 BIND_OBJ := $(patsubst csrc/lua/%.c,$(OUT)/obj/lua/%.o,$(BIND_SRC))
@@ -48,12 +48,13 @@ PROGS    := $(patsubst spec/progs/%.c,build/progs/%,$(PROG_SRC))
 .PHONY: all deps test demo bench progs clean check-exports test-asan test-valgrind fuzz lint
 all: $(MODULE)
 
-# The core is plain C: it never sees a Lua header.
-$(OUT)/obj/core/%.o: csrc/core/%.c $(wildcard csrc/core/*.h)
+# The core is plain C: it never sees a Lua header.  One folder a stage of
+# the pipeline (csrc/core/README.md); includes name the stage ("sample/ring.h").
+$(OUT)/obj/core/%.o: csrc/core/%.c $(wildcard csrc/core/*/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(SYS_CFLAGS) -Icsrc/core -c $< -o $@
 
-$(OUT)/obj/lua/%.o: csrc/lua/%.c $(wildcard csrc/lua/*.h csrc/core/*.h)
+$(OUT)/obj/lua/%.o: csrc/lua/%.c $(wildcard csrc/lua/*.h csrc/core/*/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(LUA_CFLAGS) $(SYS_CFLAGS) -Icsrc/core -Icsrc/lua -c $< -o $@
 

@@ -17,9 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "perfdata.h"
-#include "record.h"
-#include "stacktab.h"
+#include "perfdata/perfdata.h"
+#include "record/record.h"
+#include "profile/stacktab.h"
 
 static double now(void)
 {

@@ -14,7 +14,7 @@ LUA_CPATH="$top/build/luajit/?.so;;" luajit bench/luaprofile.lua "$ROUNDS"
 LUA_CPATH="$top/build/?.so;;" lua5.4 bench/luaprofile_coroutines.lua
 # the kernel's part of each sample, without Lua
 cc -O2 -Icsrc/core -o build/luaprofile_sigcost bench/luaprofile_sigcost.c \
-    build/obj/core/sigsample.o build/obj/core/perf_sys.o -lpthread &&
+    build/obj/core/sample/sigsample.o build/obj/core/base/perf_sys.o -lpthread &&
     build/luaprofile_sigcost 999 5 && build/luaprofile_sigcost 5000 5
 
 if ! command -v wrk >/dev/null || [ ! -e /usr/lib/nginx/modules/ngx_http_lua_module.so ]; then

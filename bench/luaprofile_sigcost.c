@@ -18,8 +18,8 @@
 #include <unistd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
-#include "perf_sys.h"
-#include "sigsample.h"
+#include "base/perf_sys.h"
+#include "sample/sigsample.h"
 
 #define MAX_ROUNDS 31
 

@@ -11,8 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
-#include "perfdata.h"
-#include "record.h"
+#include "perfdata/perfdata.h"
+#include "record/record.h"
 
 static double now(void)
 {

@@ -6,7 +6,7 @@ set -e
 cd "$(dirname "$0")/.."
 out=build/bench
 mkdir -p $out
-O=build/obj/core
+O=build/obj/core/symbol
 for o in symbolizer addrspace dso dwarfline symtab kallsyms perfmap demangle; do
     make -s $O/$o.o >/dev/null
 done

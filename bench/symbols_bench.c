@@ -11,8 +11,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "symbolizer.h"
-#include "dso.h"
+#include "symbol/symbolizer.h"
+#include "symbol/dso.h"
 
 static double now(void)
 {

@@ -11,7 +11,7 @@ out=build/bench
 mkdir -p $out
 # An archive, so only the objects the harness needs are linked in.
 rm -f $out/unwind_core.a
-ar rcs $out/unwind_core.a build/obj/core/*.o
+ar rcs $out/unwind_core.a build/obj/core/*/*.o
 cc -O2 -g -D_GNU_SOURCE -Icsrc/core -o $out/unwind_bench bench/unwind_bench.c \
     $out/unwind_core.a $(pkg-config --libs libelf libdw libzstd) -lz -liberty
 cc -O1 -g -fomit-frame-pointer -fno-inline -o $out/shaped_nofp spec/progs/shaped.c

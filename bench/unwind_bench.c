@@ -28,11 +28,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "perfdata.h"
-#include "record.h"
-#include "stacktab.h"
-#include "symbolizer.h"
-#include "unwind.h"
+#include "perfdata/perfdata.h"
+#include "record/record.h"
+#include "profile/stacktab.h"
+#include "symbol/symbolizer.h"
+#include "unwind/unwind.h"
 
 #define MAX_IPS 512
 

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <sys/mman.h>
 #include <unistd.h>
-#include "dso.h"
+#include "symbol/dso.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,6 +1,6 @@
 /* Fuzz target: the /proc/kallsyms parser and lookups in its result. */
 #include <stdint.h>
-#include "kallsyms.h"
+#include "symbol/kallsyms.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,7 +1,7 @@
 /* Fuzz target: the perf.data reader over bytes, every record decoded. */
 #include <stdint.h>
-#include "perfdata.h"
-#include "record.h"
+#include "perfdata/perfdata.h"
+#include "record/record.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,6 +1,6 @@
 /* Fuzz target: the /tmp/perf-PID.map parser and lookups in its result. */
 #include <stdint.h>
-#include "perfmap.h"
+#include "symbol/perfmap.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

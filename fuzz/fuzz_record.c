@@ -5,7 +5,7 @@
  */
 #include <string.h>
 #include <stdint.h>
-#include "record.h"
+#include "record/record.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

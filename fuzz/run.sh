@@ -16,7 +16,7 @@ status=0
 # The core is compiled once, instrumented, and linked into every target.
 mkdir -p "$out/core"
 core=""
-for c in csrc/core/*.c; do
+for c in csrc/core/*/*.c; do
     o="$out/core/$(basename "$c" .c).o"
     if [ ! -e "$o" ] || [ "$c" -nt "$o" ]; then
         $CC $base $san -fsanitize=fuzzer-no-link -c "$c" -o "$o" || { echo "fuzz: $c does not build"; exit 1; }

@@ -346,7 +346,7 @@ describe("dwarf call graphs", function()
     -- table), through bench/unwind_bench -f, gives the same table.
     local harness = dir .. "/unwind_bench"
     local out, ok = util.sh(string.format(
-      "ar rcs %s/core.a %s/obj/core/*.o && " ..
+      "ar rcs %s/core.a %s/obj/core/*/*.o && " ..
       -- objects of a sanitizer build need the sanitizer runtimes
       "san=$(nm %s/core.a 2>/dev/null | grep -q __asan_ && echo -fsanitize=address,undefined); " ..
       "cc -O2 -g $san -D_GNU_SOURCE -I%s/csrc/core -o %s %s/bench/unwind_bench.c %s/core.a " ..

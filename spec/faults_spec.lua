@@ -745,7 +745,7 @@ describe("faults: a damaged ring in a live session", function()
     local dir = util.tmpdir()
     local bin = dir .. "/session_ring"
     local out, ok = util.sh(string.format(
-      "ar rcs %s/core.a %s/obj/core/*.o && " ..
+      "ar rcs %s/core.a %s/obj/core/*/*.o && " ..
       "san=$(nm %s/core.a 2>/dev/null | grep -q __asan_ && echo -fsanitize=address,undefined); " ..
       "cc -O1 -g $san -D_GNU_SOURCE -I%s/csrc/core -o %s %s/spec/harness/session_ring.c %s/core.a " ..
       "$(pkg-config --libs libelf libdw libzstd libtraceevent) -lz -liberty",

@@ -1,4 +1,4 @@
--- Writes luaperf-scm-1.rockspec from the tree: every csrc/core/*.c and
+-- Writes luaperf-scm-1.rockspec from the tree: every csrc/core/*/*.c and
 -- csrc/lua/*.c goes into perf.core, every lua/perf/**.lua becomes a
 -- module.  Rockspecs are loaded in a sandbox (no io, no os), so the
 -- source list cannot be globbed there; regenerate instead:
@@ -16,7 +16,7 @@ local function lines(cmd)
   return out
 end
 
-local csrc = lines("ls csrc/core/*.c csrc/lua/*.c 2>/dev/null")
+local csrc = lines("ls csrc/core/*/*.c csrc/lua/*.c 2>/dev/null")
 local luafiles = lines("find lua/perf -name '*.lua' 2>/dev/null")
 assert(#csrc > 0 and #luafiles > 0, "run from the repository root")
 

@@ -1,6 +1,6 @@
 /*
  * perf.counter, perf.group and perf.workload: counting userdata over
- * csrc/core/counter.c and workload.c.  Argument checks raise; machine
+ * csrc/core/count/counter.c and workload.c.  Argument checks raise; machine
  * failures return nil, message, errno (messages from errmsg.c).
  */
 #include <errno.h>
@@ -8,10 +8,10 @@
 #include <sys/wait.h>
 #include <time.h>
 #include "luaperf.h"
-#include "counter.h"
-#include "errmsg.h"
-#include "evspec.h"
-#include "workload.h"
+#include "count/counter.h"
+#include "event/errmsg.h"
+#include "event/evspec.h"
+#include "sample/workload.h"
 
 #define COUNTER_MT "perf.counter"
 #define GROUP_MT "perf.group"

@@ -2,8 +2,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include "evcatalog.h"
-#include "evspec.h"
+#include "event/evcatalog.h"
+#include "event/evspec.h"
 #include "luaperf.h"
 
 void lperf_push_evspec(lua_State *L, const struct evspec *ev)

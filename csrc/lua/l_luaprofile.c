@@ -38,13 +38,13 @@
 #include <time.h>
 #include <unistd.h>
 #include "luaperf.h"
-#include "errmsg.h"
-#include "evspec.h"
-#include "perf_sys.h"
-#include "record.h"
-#include "ring.h"
-#include "sigsample.h"
-#include "symbolizer.h"
+#include "event/errmsg.h"
+#include "event/evspec.h"
+#include "base/perf_sys.h"
+#include "record/record.h"
+#include "sample/ring.h"
+#include "sample/sigsample.h"
+#include "symbol/symbolizer.h"
 #ifdef LUA_JITLIBNAME
 #include <luajit.h>
 #define LP_LUAJIT 1

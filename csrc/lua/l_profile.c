@@ -18,7 +18,7 @@
 #include <errno.h>
 #include <string.h>
 #include "luaperf.h"
-#include "stacktab.h"
+#include "profile/stacktab.h"
 
 #define PROFILE "perf.Profile"
 

@@ -14,7 +14,7 @@
  */
 #include <string.h>
 #include "luaperf.h"
-#include "record.h"
+#include "record/record.h"
 
 static const char *cpumode(uint16_t misc)
 {

@@ -22,11 +22,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "luaperf.h"
-#include "record.h"
-#include "session.h"
-#include "stacktab.h"
-#include "symbolizer.h"
-#include "unwind.h"
+#include "record/record.h"
+#include "sample/session.h"
+#include "profile/stacktab.h"
+#include "symbol/symbolizer.h"
+#include "unwind/unwind.h"
 
 #define SESSION "perf.session"
 #define FILTER "perf.RecordFilter"

@@ -1,5 +1,5 @@
 /*
- * perf.symbolizer{...}: a symbolizer userdata over csrc/core/symbolizer.h.
+ * perf.symbolizer{...}: a symbolizer userdata over csrc/core/symbol/symbolizer.h.
  *
  *   local sym = perf.symbolizer{ perfmap_dir = "/tmp", kallsyms = "/proc/kallsyms" }
  *   sym:feed(rec | {rec, ...} | source)   -- source: anything with :records();
@@ -22,8 +22,8 @@
 #include <stdio.h>
 #include <string.h>
 #include "luaperf.h"
-#include "hex.h"
-#include "symbolizer.h"
+#include "base/hex.h"
+#include "symbol/symbolizer.h"
 
 #define SYMBOLIZER_MT "perf.symbolizer"
 

@@ -1,5 +1,5 @@
 /* perf.caps(): what perf_events allows on this machine. */
-#include "caps.h"
+#include "event/caps.h"
 #include "luaperf.h"
 
 static void set_known(lua_State *L, const char *k, long long v)

@@ -1,5 +1,5 @@
 /*
- * perf.unwinder(): DWARF unwinding of sample records (csrc/core/unwind.h).
+ * perf.unwinder(): DWARF unwinding of sample records (csrc/core/unwind/unwind.h).
  *
  *   local u = perf.unwinder([{ cached = false }])
  *       cached = false: every sample through libdwfl's own unwinder, not
@@ -27,10 +27,10 @@
 #include <errno.h>
 #include <string.h>
 #include "luaperf.h"
-#include "record.h"
-#include "stacktab.h"
-#include "symbolizer.h"
-#include "unwind.h"
+#include "record/record.h"
+#include "profile/stacktab.h"
+#include "symbol/symbolizer.h"
+#include "unwind/unwind.h"
 
 #define UNWINDER_MT "perf.unwinder"
 #define MAX_REGS 64

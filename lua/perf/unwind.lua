@@ -1,6 +1,6 @@
 -- DWARF call graphs from Lua: records of a "dwarf" session or of a file
 -- recorded with `perf record --call-graph dwarf`, with their user stacks
--- unwound (perf.unwinder, csrc/core/unwind.c) from the registers and stack
+-- unwound (perf.unwinder, csrc/core/unwind/unwind.c) from the registers and stack
 -- bytes each sample carries.  (For a perf.File, f:records{unwind = true}
 -- does the same in C, call sites included, without the stack bytes going
 -- through Lua; f:profile() aggregates DWARF files unwound.)

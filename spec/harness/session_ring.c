@@ -19,7 +19,7 @@
 #include <time.h>
 #include <linux/perf_event.h>
 
-#include "session.h"
+#include "sample/session.h"
 
 #define PAGES 8
 

@@ -1,0 +1,615 @@
+/*
+ * The stack table: entries in insertion order, their addresses in one
+ * arena, an open-addressing hash of entry indices keyed by a hash of the
+ * whole stack and its (event, pid, tid).  A known stack costs one hash, one
+ * probe and one compare; nothing is allocated per sample.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "profile/stacktab.h"
+
+struct st_entry {
+	uint64_t hash;
+	size_t key;                 /* the key (chain with context markers) in the arena */
+	size_t off;                 /* the addresses (markers removed) in the arena */
+	uint32_t nkey;
+	uint16_t nr, nkernel;
+	uint32_t ev;
+	int32_t pid, tid;
+	uint64_t count, period;
+};
+
+struct st_comm {
+	int32_t pid;
+	char *comm;                 /* NULL: empty slot */
+};
+
+struct stacktab {
+	struct st_entry *e;
+	size_t nr, cap;
+	uint64_t *arena;
+	size_t arena_len, arena_cap;
+	uint32_t *slots;            /* entry index + 1; 0 empty */
+	size_t nslots;
+	char **events;
+	uint32_t nevents;
+	uint32_t last;              /* entry index + 1 of the previous sample's stack */
+	struct st_comm *comms;
+	size_t ncomms, comm_slots;
+	/* The last evtab's index -> our event index, so names are looked up
+	 * once per event, not per sample. */
+	const struct evtab *cache_t;
+	int32_t cache_ev[64];
+	uint64_t scratch[PERF_MAX_STACK_DEPTH * 4 + 8];
+	struct stacktab_meta meta;
+};
+
+struct stacktab *stacktab__new(void)
+{
+	struct stacktab *st = calloc(1, sizeof *st);
+
+	if (!st)
+		return NULL;
+	st->nslots = 1024;
+	st->slots = calloc(st->nslots, sizeof *st->slots);
+	if (!st->slots) {
+		free(st);
+		return NULL;
+	}
+	return st;
+}
+
+void stacktab__delete(struct stacktab *st)
+{
+	size_t i;
+
+	if (!st)
+		return;
+	for (i = 0; i < st->nevents; i++)
+		free(st->events[i]);
+	for (i = 0; i < st->comm_slots; i++)
+		free(st->comms[i].comm);
+	free(st->events);
+	free(st->comms);
+	free(st->e);
+	free(st->arena);
+	free(st->slots);
+	free(st);
+}
+
+static inline uint64_t rotl(uint64_t x, int r)
+{
+	return (x << r) | (x >> (64 - r));
+}
+
+static inline uint64_t mix(uint64_t h, uint64_t v)
+{
+	h ^= v * UINT64_C(0x9e3779b97f4a7c15);
+	h = rotl(h, 27);
+	return h * UINT64_C(0xbf58476d1ce4e5b9);
+}
+
+/* A polynomial hash mod 2^64 (odd multiplier: a single changed address
+ * always changes its lane) in four lanes, so a deep stack costs about a
+ * cycle per address instead of a multiply latency per address; equal
+ * hashes are confirmed by a compare anyway. */
+static uint64_t stack_hash(const uint64_t *a, unsigned nr, uint32_t ev,
+			   int32_t pid, int32_t tid)
+{
+	const uint64_t K = UINT64_C(0x9e3779b97f4a7c15);
+	uint64_t h0 = 1, h1 = 2, h2 = 3, h3 = 4;
+	unsigned i = 0;
+
+	for (; i + 4 <= nr; i += 4) {
+		h0 = (h0 + a[i]) * K;
+		h1 = (h1 + a[i + 1]) * K;
+		h2 = (h2 + a[i + 2]) * K;
+		h3 = (h3 + a[i + 3]) * K;
+	}
+	for (; i < nr; i++)
+		h0 = (h0 + a[i]) * K;
+	h0 = mix(h0, h1);
+	h0 = mix(h0, h2);
+	h0 = mix(h0, h3);
+	h0 = mix(h0, ((uint64_t)nr << 32) ^ ev);
+	h0 = mix(h0, ((uint64_t)(uint32_t)pid << 32) | (uint32_t)tid);
+	return h0 ^ (h0 >> 29);
+}
+
+static int event_index(struct stacktab *st, const char *name, uint32_t *out)
+{
+	uint32_t i;
+	char **ev;
+
+	if (!name)
+		name = "";
+	for (i = 0; i < st->nevents; i++)
+		if (!strcmp(st->events[i], name)) {
+			*out = i;
+			return 0;
+		}
+	ev = realloc(st->events, (st->nevents + 1) * sizeof *ev);
+	if (!ev)
+		return -ENOMEM;
+	st->events = ev;
+	ev[st->nevents] = strdup(name);
+	if (!ev[st->nevents])
+		return -ENOMEM;
+	*out = st->nevents++;
+	return 0;
+}
+
+static int grow_slots(struct stacktab *st)
+{
+	size_t n = st->nslots * 2, i;
+	uint32_t *s = calloc(n, sizeof *s);
+
+	if (!s)
+		return -ENOMEM;
+	for (i = 0; i < st->nr; i++) {
+		size_t j = st->e[i].hash & (n - 1);
+		while (s[j])
+			j = (j + 1) & (n - 1);
+		s[j] = (uint32_t)(i + 1);
+	}
+	free(st->slots);
+	st->slots = s;
+	st->nslots = n;
+	return 0;
+}
+
+/* Addresses of a chain with its context markers removed, and how many
+ * leading ones are kernel addresses. */
+static unsigned strip(const uint64_t *cc, unsigned n, uint64_t *out, unsigned *nkernel)
+{
+	unsigned i, nr = 0, nk = 0;
+	int kernel = 0, leading = 1;
+
+	for (i = 0; i < n; i++) {
+		uint64_t v = cc[i];
+		if (v >= (uint64_t)PERF_CONTEXT_MAX) {
+			kernel = leading && (v == (uint64_t)PERF_CONTEXT_KERNEL ||
+					     v == (uint64_t)PERF_CONTEXT_GUEST_KERNEL);
+			if (!kernel)
+				leading = 0;
+			continue;
+		}
+		nk += kernel;
+		leading &= kernel;
+		out[nr++] = v;
+	}
+	*nkernel = nk;
+	return nr;
+}
+
+static int reserve(struct stacktab *st, size_t n)
+{
+	size_t cap;
+	uint64_t *ar;
+
+	if (st->arena_len + n <= st->arena_cap)
+		return 0;
+	cap = st->arena_cap ? st->arena_cap * 2 : 4096;
+	while (cap < st->arena_len + n)
+		cap *= 2;
+	ar = realloc(st->arena, cap * sizeof *ar);
+	if (!ar)
+		return -ENOMEM;
+	st->arena = ar;
+	st->arena_cap = cap;
+	return 0;
+}
+
+/* Chains are short (a few words to a few dozen): a loop beats memcmp's call. */
+static inline int same_key(const uint64_t *a, const uint64_t *b, unsigned n)
+{
+	unsigned i;
+
+	for (i = 0; i < n; i++)
+		if (a[i] != b[i])
+			return 0;
+	return 1;
+}
+
+/*
+ * The hot path.  Stacks are keyed by the chain as the kernel wrote it,
+ * context markers included (they are implied by the addresses and the
+ * kernel count, so equal keys mean equal stacks), and hashed in place: a
+ * known stack costs a hash, a probe and one compare, no copy.  The
+ * addresses without markers are made once, when a stack is new.
+ */
+static int add(struct stacktab *st, const uint64_t *key, unsigned nkey,
+	       uint32_t ev, int32_t pid, int32_t tid, uint64_t count, uint64_t period)
+{
+	uint64_t h;
+	size_t j;
+	struct st_entry *e;
+	unsigned nr, nk;
+
+	/* Hot loops repeat a stack sample after sample: try the previous one
+	 * first (a miss usually differs at the leaf, the first word). */
+	if (st->last) {
+		e = &st->e[st->last - 1];
+		if (e->nkey == nkey && e->ev == ev && e->pid == pid && e->tid == tid &&
+		    (!nkey || st->arena[e->key + nkey - 1] == key[nkey - 1]) &&
+		    (nkey < 2 || st->arena[e->key + 1] == key[1]) &&
+		    same_key(st->arena + e->key, key, nkey)) {
+			e->count += count;
+			e->period += period;
+			goto done;
+		}
+	}
+	h = stack_hash(key, nkey, ev, pid, tid);
+	j = h & (st->nslots - 1);
+	while (st->slots[j]) {
+		e = &st->e[st->slots[j] - 1];
+		if (e->hash == h && e->nkey == nkey && e->ev == ev &&
+		    e->pid == pid && e->tid == tid &&
+		    same_key(st->arena + e->key, key, nkey)) {
+			e->count += count;
+			e->period += period;
+			st->last = st->slots[j];
+			goto done;
+		}
+		j = (j + 1) & (st->nslots - 1);
+	}
+	if (st->nr >= UINT32_MAX - 1 || nkey > 65535)
+		return nkey > 65535 ? -E2BIG : -ENOMEM;
+	if (st->nr == st->cap) {
+		size_t cap = st->cap ? st->cap * 2 : 256;
+		e = realloc(st->e, cap * sizeof *e);
+		if (!e)
+			return -ENOMEM;
+		st->e = e;
+		st->cap = cap;
+	}
+	if (reserve(st, 2 * (size_t)nkey + 1))  /* + 1: never a NULL arena, even for an empty stack */
+		return -ENOMEM;
+	e = &st->e[st->nr];
+	e->hash = h;
+	e->key = st->arena_len;
+	e->nkey = nkey;
+	memcpy(st->arena + st->arena_len, key, nkey * sizeof *key);
+	st->arena_len += nkey;
+	e->off = st->arena_len;
+	nr = strip(key, nkey, st->arena + st->arena_len, &nk);
+	st->arena_len += nr;
+	e->nr = (uint16_t)nr;
+	e->nkernel = (uint16_t)nk;
+	e->ev = ev;
+	e->pid = pid;
+	e->tid = tid;
+	e->count = count;
+	e->period = period;
+	st->slots[j] = (uint32_t)++st->nr;
+	st->last = st->slots[j];
+	if (st->nr * 2 > st->nslots && grow_slots(st))
+		return -ENOMEM;
+done:
+	st->meta.samples += count;
+	st->meta.period += period;
+	return 0;
+}
+
+/* The key the kernel would write for these addresses: kernel markers
+ * before kernel addresses, user markers before user ones. */
+static unsigned canonical(const uint64_t *addrs, unsigned nr, unsigned nk, uint64_t *out)
+{
+	unsigned n = 0;
+
+	if (nk) {
+		out[n++] = (uint64_t)PERF_CONTEXT_KERNEL;
+		memcpy(out + n, addrs, nk * sizeof *addrs);
+		n += nk;
+	}
+	if (nr > nk) {
+		out[n++] = (uint64_t)PERF_CONTEXT_USER;
+		memcpy(out + n, addrs + nk, (nr - nk) * sizeof *addrs);
+		n += nr - nk;
+	}
+	return n;
+}
+
+int stacktab__add_stack(struct stacktab *st, const uint64_t *addrs, unsigned nr,
+			unsigned nkernel, int32_t pid, int32_t tid, const char *event,
+			uint64_t count, uint64_t period)
+{
+	uint64_t *key = st->scratch;
+	uint32_t ev;
+	int rc;
+
+	if (nr > 65533)
+		return -E2BIG;
+	if (nkernel > nr)
+		nkernel = nr;
+	rc = event_index(st, event, &ev);
+	if (rc)
+		return rc;
+	if (nr + 2 > sizeof st->scratch / sizeof st->scratch[0]) {
+		key = malloc((nr + 2) * sizeof *key);
+		if (!key)
+			return -ENOMEM;
+	}
+	rc = add(st, key, canonical(addrs, nr, nkernel, key), ev, pid, tid, count, period);
+	if (key != st->scratch)
+		free(key);
+	return rc;
+}
+
+static int sample_event(struct stacktab *st, int i, const struct evtab *t, uint32_t *ev)
+{
+	if (t != st->cache_t) {
+		st->cache_t = t;
+		memset(st->cache_ev, 0xff, sizeof st->cache_ev);
+	}
+	if (i >= 0 && i < 64 && st->cache_ev[i] >= 0) {
+		*ev = (uint32_t)st->cache_ev[i];
+		return 0;
+	}
+	if (event_index(st, t && i >= 0 ? evtab__name(t, i) : "", ev))
+		return -ENOMEM;
+	if (i >= 0 && i < 64)
+		st->cache_ev[i] = (int32_t)*ev;
+	return 0;
+}
+
+static int add_sample(struct stacktab *st, const struct record *r, const struct evtab *t)
+{
+	const struct record_sample *s = &r->s;
+	const struct perf_event_attr *a = t && r->evidx >= 0 ? evtab__attr(t, r->evidx) : NULL;
+	const uint64_t *key;
+	uint64_t period, one[2];
+	unsigned nkey;
+	uint32_t ev;
+
+	if ((s->type & PERF_SAMPLE_CALLCHAIN) && s->nr_callchain && s->nr_callchain <= 65535) {
+		key = s->callchain;     /* 8-aligned in the record: used in place */
+		nkey = (unsigned)s->nr_callchain;
+	} else {
+		uint16_t m = r->misc & PERF_RECORD_MISC_CPUMODE_MASK;
+		int k = m == PERF_RECORD_MISC_KERNEL || m == PERF_RECORD_MISC_GUEST_KERNEL;
+		uint64_t ip = s->ip;
+		nkey = (s->type & PERF_SAMPLE_IP) ? canonical(&ip, 1, (unsigned)k, one) : 0;
+		key = one;
+	}
+	if (s->type & PERF_SAMPLE_PERIOD)
+		period = s->period;
+	else if (a && !a->freq && a->sample_period)
+		period = a->sample_period;
+	else
+		period = 1;
+	if (sample_event(st, r->evidx, t, &ev))
+		return -ENOMEM;
+	return add(st, key, nkey, ev,
+		   (s->type & PERF_SAMPLE_TID) ? (int32_t)s->pid : -1,
+		   (s->type & PERF_SAMPLE_TID) ? (int32_t)s->tid : -1, 1, period);
+}
+
+/* Fixed-size u64 fields a sample may have before its callchain, in order. */
+#define FIXED_BEFORE_CHAIN (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | \
+			    PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR | PERF_SAMPLE_ID | \
+			    PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD)
+
+int stacktab__add_sample_raw(struct stacktab *st, const struct evtab *t, const void *buf,
+			     size_t len)
+{
+	const uint8_t *p = buf;
+	const struct perf_event_attr *a;
+	struct perf_event_header h;
+	uint64_t stype, nr, period = 1;
+	size_t tid_at = 0, period_at = 0, pos;
+	uint32_t pid = 0, tid = 0, ev;
+	int has_tid;
+
+	if (len < sizeof h || ((uintptr_t)buf & 7) || !t || evtab__count(t) != 1)
+		return 0;
+	memcpy(&h, p, sizeof h);
+	if (h.type != PERF_RECORD_SAMPLE || h.size < sizeof h || h.size > len)
+		return 0;
+	/* One event (no id to look up), and a layout of fixed fields then the
+	 * callchain, nothing after it: where record__decode would read each. */
+	a = evtab__attr(t, 0);
+	stype = a->sample_type;
+	if (!(stype & PERF_SAMPLE_CALLCHAIN) ||
+	    (stype & ~(FIXED_BEFORE_CHAIN | PERF_SAMPLE_CALLCHAIN)))
+		return 0;
+	has_tid = (stype & PERF_SAMPLE_TID) != 0;
+	pos = 8 + 8 * (size_t)__builtin_popcountll(stype & (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP));
+	tid_at = pos;
+	pos += 8 * (size_t)has_tid;
+	pos += 8 * (size_t)__builtin_popcountll(stype & (PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR |
+		PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU));
+	period_at = pos;
+	pos += 8 * (size_t)((stype & PERF_SAMPLE_PERIOD) != 0);
+	if (pos + 8 > h.size)
+		return 0;
+	memcpy(&nr, p + pos, 8);
+	pos += 8;
+	/* exactly the chain's bytes left, as record__decode insists; an empty
+	 * or overlong chain takes the general path */
+	if (nr == 0 || nr > 65535 || nr != (h.size - pos) / 8 || (h.size - pos) % 8)
+		return 0;
+	if (has_tid) {
+		memcpy(&pid, p + tid_at, 4);
+		memcpy(&tid, p + tid_at + 4, 4);
+	}
+	if (stype & PERF_SAMPLE_PERIOD)
+		memcpy(&period, p + period_at, 8);
+	else if (!a->freq && a->sample_period)
+		period = a->sample_period;
+	if (sample_event(st, 0, t, &ev))
+		return -ENOMEM;
+	if (add(st, (const uint64_t *)(const void *)(p + pos), (unsigned)nr, ev,
+		has_tid ? (int32_t)pid : -1, has_tid ? (int32_t)tid : -1, 1, period))
+		return -ENOMEM;
+	return 1;
+}
+
+int stacktab__set_comm(struct stacktab *st, int32_t pid, const char *comm)
+{
+	size_t j;
+	char *c;
+
+	if ((st->ncomms + 1) * 2 > st->comm_slots) {
+		size_t n = st->comm_slots ? st->comm_slots * 2 : 64, i;
+		struct st_comm *s = calloc(n, sizeof *s);
+		if (!s)
+			return -ENOMEM;
+		for (i = 0; i < st->comm_slots; i++) {
+			if (!st->comms[i].comm)
+				continue;
+			j = (size_t)(uint32_t)st->comms[i].pid * 2654435761u & (n - 1);
+			while (s[j].comm)
+				j = (j + 1) & (n - 1);
+			s[j] = st->comms[i];
+		}
+		free(st->comms);
+		st->comms = s;
+		st->comm_slots = n;
+	}
+	j = (size_t)(uint32_t)pid * 2654435761u & (st->comm_slots - 1);
+	while (st->comms[j].comm && st->comms[j].pid != pid)
+		j = (j + 1) & (st->comm_slots - 1);
+	if (st->comms[j].comm && !strcmp(st->comms[j].comm, comm))
+		return 0;
+	c = strdup(comm);
+	if (!c)
+		return -ENOMEM;
+	if (!st->comms[j].comm)
+		st->ncomms++;
+	free(st->comms[j].comm);
+	st->comms[j].pid = pid;
+	st->comms[j].comm = c;
+	return 0;
+}
+
+const char *stacktab__comm(const struct stacktab *st, int32_t pid)
+{
+	size_t j;
+
+	if (!st->comm_slots)
+		return NULL;
+	j = (size_t)(uint32_t)pid * 2654435761u & (st->comm_slots - 1);
+	while (st->comms[j].comm) {
+		if (st->comms[j].pid == pid)
+			return st->comms[j].comm;
+		j = (j + 1) & (st->comm_slots - 1);
+	}
+	return NULL;
+}
+
+int stacktab__add_record(struct stacktab *st, const struct record *r, const struct evtab *t)
+{
+	switch (r->type) {
+	case PERF_RECORD_SAMPLE:
+		return add_sample(st, r, t);
+	case PERF_RECORD_COMM:
+		/* A thread's rename is not the process's name; exec renames both. */
+		if (r->u.comm.pid == r->u.comm.tid || (r->misc & PERF_RECORD_MISC_COMM_EXEC))
+			return stacktab__set_comm(st, (int32_t)r->u.comm.pid, r->u.comm.comm);
+		return 0;
+	case PERF_RECORD_LOST:
+		st->meta.lost += r->u.lost.lost;
+		return 0;
+	case PERF_RECORD_LOST_SAMPLES:
+		st->meta.lost += r->u.lost_samples.lost;
+		return 0;
+	case PERF_RECORD_THROTTLE:
+		st->meta.throttled++;
+		return 0;
+	case PERF_RECORD_UNTHROTTLE:
+		st->meta.unthrottled++;
+		return 0;
+	}
+	return 0;
+}
+
+long stacktab__add_records(struct stacktab *st, const struct evtab *t,
+			   const void *buf, size_t len, char *err, size_t errlen)
+{
+	const uint8_t *p = buf;
+	size_t off = 0;
+	struct record r;
+	int first = 1;
+
+	if (err && errlen)
+		err[0] = 0;
+	while (len - off >= sizeof(struct perf_event_header)) {
+		struct perf_event_header h;
+		memcpy(&h, p + off, sizeof h);
+		if (h.size < sizeof h || (h.size & 7)) {
+			if (err && errlen && first)
+				snprintf(err, errlen, "record at offset %zu has size %u", off, h.size);
+			return -EINVAL;
+		}
+		if (h.size > len - off)
+			break;
+		if (record__decode(t, p + off, h.size, &r, first ? err : NULL,
+				   first ? errlen : 0)) {
+			st->meta.errors++;
+			first = 0;
+		} else if (stacktab__add_record(st, &r, t)) {
+			return -ENOMEM;
+		}
+		off += h.size;
+	}
+	return (long)off;
+}
+
+int stacktab__merge(struct stacktab *dst, const struct stacktab *src)
+{
+	size_t i;
+	int rc;
+
+	for (i = 0; i < src->nr; i++) {
+		const struct st_entry *e = &src->e[i];
+		uint32_t ev;
+		rc = event_index(dst, src->events[e->ev], &ev);
+		if (!rc)
+			rc = add(dst, src->arena + e->key, e->nkey, ev, e->pid, e->tid,
+				 e->count, e->period);
+		if (rc)
+			return rc;
+	}
+	for (i = 0; i < src->comm_slots; i++)
+		if (src->comms[i].comm &&
+		    (rc = stacktab__set_comm(dst, src->comms[i].pid, src->comms[i].comm)))
+			return rc;
+	dst->meta.lost += src->meta.lost;
+	dst->meta.throttled += src->meta.throttled;
+	dst->meta.unthrottled += src->meta.unthrottled;
+	dst->meta.errors += src->meta.errors;
+	return 0;
+}
+
+size_t stacktab__count(const struct stacktab *st)
+{
+	return st->nr;
+}
+
+void stacktab__get(const struct stacktab *st, size_t i, struct stacktab_entry *out)
+{
+	const struct st_entry *e = &st->e[i];
+
+	out->addrs = st->arena + e->off;
+	out->nr = e->nr;
+	out->nkernel = e->nkernel;
+	out->pid = e->pid;
+	out->tid = e->tid;
+	out->event = st->events[e->ev];
+	out->count = e->count;
+	out->period = e->period;
+}
+
+void stacktab__meta(const struct stacktab *st, struct stacktab_meta *m)
+{
+	*m = st->meta;
+}
+
+void stacktab__add_lost(struct stacktab *st, uint64_t lost, uint64_t throttled)
+{
+	st->meta.lost += lost;
+	st->meta.throttled += throttled;
+}

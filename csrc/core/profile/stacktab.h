@@ -1,0 +1,89 @@
+/*
+ * Stack tables (profiles): whole call chains interned by hash, with sample
+ * counts and period sums per unique (event, pid, tid, stack).  This is the
+ * hot path of every report: no allocation per sample once a stack is known,
+ * no Lua.  Also keeps the last COMM seen per pid, and lost/throttle counts.
+ *
+ * Addresses are stored leaf first (the kernel's order: addrs[0] is the
+ * sampled ip), with the number of leading kernel addresses.
+ * Implemented in stacktab.c.  Plain C, no Lua.
+ */
+#ifndef LUAPERF_STACKTAB_H
+#define LUAPERF_STACKTAB_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "record/record.h"
+
+struct stacktab;
+
+struct stacktab_entry {
+	const uint64_t *addrs;      /* nr addresses, leaf first */
+	unsigned nr, nkernel;       /* nkernel: leading kernel addresses */
+	int32_t pid, tid;
+	const char *event;          /* the event's name ("" when unknown) */
+	uint64_t count, period;
+};
+
+struct stacktab *stacktab__new(void);
+void stacktab__delete(struct stacktab *st);
+
+/*
+ * Adds one stack (count samples weighing period in total).  Returns 0 or
+ * -ENOMEM / -E2BIG (more than 65535 addresses).
+ */
+int stacktab__add_stack(struct stacktab *st, const uint64_t *addrs, unsigned nr,
+			unsigned nkernel, int32_t pid, int32_t tid, const char *event,
+			uint64_t count, uint64_t period);
+
+/*
+ * Adds a decoded record: a SAMPLE adds its stack (callchain with context
+ * markers removed, else its ip; period from PERIOD, else the attr's fixed
+ * sample_period, else 1); COMM sets the pid's comm; LOST, LOST_SAMPLES and
+ * THROTTLE are counted.  Other records are ignored.  t names the events.
+ * Returns 0 or -ENOMEM.
+ */
+int stacktab__add_record(struct stacktab *st, const struct record *r, const struct evtab *t);
+
+/*
+ * The same for a raw SAMPLE record (buf, len bytes, 8-aligned) without
+ * decoding it, when its layout allows: one event, fixed-size fields then a
+ * non-empty callchain.  Returns 1 when added, 0 when the record is not one
+ * of those (decode it and use stacktab__add_record: the result is the
+ * same), or -ENOMEM.
+ */
+int stacktab__add_sample_raw(struct stacktab *st, const struct evtab *t, const void *buf,
+			     size_t len);
+
+/*
+ * Bulk path for files and rings: decodes and adds every record in
+ * buf[0..len) (consecutive records, 8-byte aligned, as in a perf.data data
+ * section).  A record that does not decode is counted in stacktab__meta's
+ * errors and skipped (its size is trusted if it fits; otherwise the rest of
+ * the buffer is rejected).  Returns the number of bytes consumed (a
+ * trailing partial record is left for the caller to complete) or -errno;
+ * the first decode error's message goes to err.
+ */
+long stacktab__add_records(struct stacktab *st, const struct evtab *t,
+			   const void *buf, size_t len, char *err, size_t errlen);
+
+/* Adds every stack, comm and count of src into dst. */
+int stacktab__merge(struct stacktab *dst, const struct stacktab *src);
+
+/* Unique stacks; entry i for 0 <= i < stacktab__count (in insertion order). */
+size_t stacktab__count(const struct stacktab *st);
+void stacktab__get(const struct stacktab *st, size_t i, struct stacktab_entry *e);
+
+/* The last COMM seen for pid, or NULL. */
+const char *stacktab__comm(const struct stacktab *st, int32_t pid);
+int stacktab__set_comm(struct stacktab *st, int32_t pid, const char *comm);
+
+struct stacktab_meta {
+	uint64_t samples, period;    /* totals over all stacks */
+	uint64_t lost, throttled, unthrottled, errors;
+};
+void stacktab__meta(const struct stacktab *st, struct stacktab_meta *m);
+/* For inputs that count losses themselves (a session's stats). */
+void stacktab__add_lost(struct stacktab *st, uint64_t lost, uint64_t throttled);
+
+#endif

@@ -1,0 +1,60 @@
+/*
+ * Per-process address spaces: sorted, non-overlapping executable mappings
+ * per pid, following mmap (a new mapping replaces what it overlaps), fork
+ * (the child gets a copy) and exec (the old image goes).  Internal.
+ */
+#ifndef LUAPERF_ADDRSPACE_H
+#define LUAPERF_ADDRSPACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "symbol/perfmap.h"
+
+struct dso;
+
+enum map_kind { MAP_FILE = 0, MAP_VDSO, MAP_ANON };
+
+struct map {
+	uint64_t start, end, pgoff;
+	const char *path;             /* interned: lives as long as the pool */
+	struct dso *dso;              /* bound on first use */
+	int dso_err;                  /* -errno when binding failed */
+	uint8_t kind;                 /* enum map_kind */
+	uint8_t bid_size;
+	uint8_t bid[20];
+	char bid_hex[41];             /* bid in hex, made once for results */
+};
+
+struct addrspace {
+	uint32_t pid;
+	int exited;
+	struct map *maps;
+	size_t n, cap;
+	struct perfmap *perfmap;      /* JIT names, read on demand */
+	struct addrspace *next;
+};
+
+struct addrspaces {
+	struct addrspace **b;
+	size_t nb, count;
+};
+
+void addrspaces__init(struct addrspaces *a);
+void addrspaces__exit(struct addrspaces *a);
+/* NULL when absent (create=0) or out of memory. */
+struct addrspace *addrspaces__get(struct addrspaces *a, uint32_t pid, int create);
+
+/* Adds m, cutting whatever it overlaps.  0 or -ENOMEM. */
+int addrspace__insert(struct addrspace *as, const struct map *m);
+void addrspace__clear(struct addrspace *as);
+/* Replaces dst's maps with a copy of src's. */
+int addrspace__copy(struct addrspace *dst, const struct addrspace *src);
+struct map *addrspace__find(struct addrspace *as, uint64_t addr);
+
+/* Interned strings (paths): shared by maps, freed together. */
+struct strpool;
+struct strpool *strpool__new(void);
+void strpool__delete(struct strpool *p);
+const char *strpool__intern(struct strpool *p, const char *s);
+
+#endif

@@ -1,0 +1,688 @@
+/*
+ * The symbolizer: address spaces (addrspace.c) map a pid's address to a
+ * mapping, the mapping to an ELF object (dso.c), the file offset to the
+ * object's own address, and that to a symbol (symtab.c) and, when asked,
+ * to DWARF lines (dwarfline.c).  Kernel addresses go to kallsyms.c, JIT
+ * code to perfmap.c.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "symbol/symbolizer.h"
+#include "record/record.h"
+#include "symbol/addrspace.h"
+#include "symbol/dso.h"
+#include "symbol/dwarfline.h"
+#include "symbol/kallsyms.h"
+#include "symbol/perfmap.h"
+
+#define MAX_INLINE 64
+/* x86-64 (and arm64) kernels live in the upper half. */
+#define KERNEL_START UINT64_C(0xffff800000000000)
+
+struct symbolizer {
+	struct addrspaces as;
+	struct strpool *pool;
+	struct dso_cache *dsos;
+	struct kallsyms kernel;
+	int kernel_state;             /* 0: not read, 1: read, -errno */
+	const char *kallsyms_path;
+	char perfmap_dir[256];
+	char err[512];
+	char warning[512];
+	int warning_state;            /* 0: none, 1: pending, 2: taken */
+	struct addrspace *last;       /* the pid asked last */
+	struct sym_inline *inl;       /* inline frames of the current call */
+	size_t inl_n, inl_cap;
+	struct known_bid *bids;       /* build ids by path, from the recording */
+};
+
+/* A path's build id as the recording saw it (few: one per object hit). */
+struct known_bid {
+	const char *path;             /* interned */
+	uint8_t size;
+	uint8_t id[20];
+	struct known_bid *next;
+};
+
+struct symbolizer *symbolizer__new(void)
+{
+	struct symbolizer *s = calloc(1, sizeof(*s));
+
+	if (s == NULL)
+		return NULL;
+	addrspaces__init(&s->as);
+	kallsyms__init(&s->kernel);
+	s->pool = strpool__new();
+	s->dsos = dso_cache__new();
+	if (s->pool == NULL || s->dsos == NULL) {
+		symbolizer__delete(s);
+		return NULL;
+	}
+	s->kallsyms_path = "/proc/kallsyms";
+	snprintf(s->perfmap_dir, sizeof(s->perfmap_dir), "/tmp");
+	return s;
+}
+
+void symbolizer__delete(struct symbolizer *s)
+{
+	if (s == NULL)
+		return;
+	addrspaces__exit(&s->as);
+	kallsyms__exit(&s->kernel);
+	dso_cache__delete(s->dsos);
+	strpool__delete(s->pool);
+	free(s->inl);
+	while (s->bids != NULL) {
+		struct known_bid *n = s->bids->next;
+		free(s->bids);
+		s->bids = n;
+	}
+	free(s);
+}
+
+const char *symbolizer__last_error(const struct symbolizer *s)
+{
+	return s->err;
+}
+
+const char *symbolizer__take_warning(struct symbolizer *s)
+{
+	if (s->warning_state != 1)
+		return NULL;
+	s->warning_state = 2;
+	return s->warning;
+}
+
+void symbolizer__set_perfmap_dir(struct symbolizer *s, const char *dir)
+{
+	snprintf(s->perfmap_dir, sizeof(s->perfmap_dir), "%s", dir);
+}
+
+static void hexid(const uint8_t *b, size_t n, char *out)
+{
+	static const char digits[] = "0123456789abcdef";
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		out[2 * i] = digits[b[i] >> 4];
+		out[2 * i + 1] = digits[b[i] & 15];
+	}
+	out[2 * n] = '\0';
+}
+
+static enum map_kind kind_of(const char *path)
+{
+	if (strcmp(path, "[vdso]") == 0)
+		return MAP_VDSO;
+	/* Anonymous executable memory is where JITs put code. */
+	if (path[0] == '\0' || path[0] == '[' || strncmp(path, "//anon", 6) == 0 ||
+	    strncmp(path, "/memfd:", 7) == 0 || strncmp(path, "anon_inode:", 11) == 0)
+		return MAP_ANON;
+	return MAP_FILE;
+}
+
+int symbolizer__add_map(struct symbolizer *s, uint32_t pid, uint64_t start,
+			uint64_t len, uint64_t pgoff, const char *path,
+			const uint8_t *build_id, size_t build_id_size)
+{
+	struct addrspace *as = addrspaces__get(&s->as, pid, 1);
+	struct map m;
+
+	if (as == NULL)
+		return -ENOMEM;
+	memset(&m, 0, sizeof(m));
+	m.start = start;
+	m.end = start + len < start ? UINT64_MAX : start + len;
+	m.pgoff = pgoff;
+	m.path = strpool__intern(s->pool, path != NULL ? path : "");
+	if (m.path == NULL)
+		return -ENOMEM;
+	m.kind = (uint8_t)kind_of(m.path);
+	if (build_id != NULL && build_id_size > 0) {
+		m.bid_size = (uint8_t)(build_id_size > 20 ? 20 : build_id_size);
+		memcpy(m.bid, build_id, m.bid_size);
+		hexid(m.bid, m.bid_size, m.bid_hex);
+	}
+	return addrspace__insert(as, &m);
+}
+
+int symbolizer__set_build_id(struct symbolizer *s, const char *path,
+			     const uint8_t *build_id, size_t build_id_size)
+{
+	const char *p = strpool__intern(s->pool, path);
+	struct known_bid *k;
+
+	if (p == NULL)
+		return -ENOMEM;
+	if (build_id_size == 0)
+		return 0;
+	for (k = s->bids; k != NULL; k = k->next)
+		if (k->path == p)
+			break;
+	if (k == NULL) {
+		k = calloc(1, sizeof(*k));
+		if (k == NULL)
+			return -ENOMEM;
+		k->path = p;
+		k->next = s->bids;
+		s->bids = k;
+	}
+	k->size = (uint8_t)(build_id_size > 20 ? 20 : build_id_size);
+	memcpy(k->id, build_id, k->size);
+	return 0;
+}
+
+int symbolizer__fork(struct symbolizer *s, uint32_t ppid, uint32_t pid)
+{
+	struct addrspace *parent, *child;
+
+	/* A thread shares its process's maps. */
+	if (ppid == pid)
+		return 0;
+	parent = addrspaces__get(&s->as, ppid, 0);
+	child = addrspaces__get(&s->as, pid, 1);
+	if (child == NULL)
+		return -ENOMEM;
+	child->exited = 0;
+	if (parent == NULL) {
+		addrspace__clear(child);
+		return 0;
+	}
+	return addrspace__copy(child, parent);
+}
+
+int symbolizer__exec(struct symbolizer *s, uint32_t pid)
+{
+	struct addrspace *as = addrspaces__get(&s->as, pid, 0);
+
+	if (as != NULL)
+		addrspace__clear(as);
+	return 0;
+}
+
+int symbolizer__feed(struct symbolizer *s, const struct record *r)
+{
+	switch (r->type) {
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2: {
+		const uint8_t *bid = NULL;
+		size_t bid_size = 0;
+
+		/* Data maps (mmap_data) and kernel maps (pid -1) name no user code. */
+		if (r->misc & PERF_RECORD_MISC_MMAP_DATA)
+			return 0;
+		if ((r->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL ||
+		    r->u.mmap.pid == (uint32_t)-1)
+			return 0;
+		if (r->type == PERF_RECORD_MMAP2 && (r->misc & PERF_RECORD_MISC_MMAP_BUILD_ID)) {
+			bid = r->u.mmap.build_id;
+			bid_size = r->u.mmap.build_id_size;
+		}
+		return symbolizer__add_map(s, r->u.mmap.pid, r->u.mmap.start, r->u.mmap.len,
+					   r->u.mmap.pgoff, r->u.mmap.filename, bid, bid_size);
+	}
+	case PERF_RECORD_COMM:
+		if (r->misc & PERF_RECORD_MISC_COMM_EXEC)
+			return symbolizer__exec(s, r->u.comm.pid);
+		return 0;
+	case PERF_RECORD_FORK:
+		return symbolizer__fork(s, r->u.task.ppid, r->u.task.pid);
+	case PERF_RECORD_EXIT: {
+		struct addrspace *as;
+		/* Kept: samples can be processed after the exit record. */
+		if (r->u.task.pid == r->u.task.tid &&
+		    (as = addrspaces__get(&s->as, r->u.task.pid, 0)) != NULL)
+			as->exited = 1;
+		return 0;
+	}
+	default:
+		return 0;
+	}
+}
+
+int symbolizer__load_proc(struct symbolizer *s, uint32_t pid)
+{
+	char path[64], line[4352];
+	struct addrspace *as;
+	FILE *f;
+	int rc = 0;
+
+	snprintf(path, sizeof(path), "/proc/%u/maps", (unsigned)pid);
+	f = fopen(path, "re");
+	if (f == NULL) {
+		rc = errno == ENOENT ? -ESRCH : -errno;
+		snprintf(s->err, sizeof(s->err), "cannot read %s: %s", path, strerror(-rc));
+		return rc;
+	}
+	as = addrspaces__get(&s->as, pid, 1);
+	if (as == NULL) {
+		fclose(f);
+		return -ENOMEM;
+	}
+	addrspace__clear(as);
+	while (fgets(line, sizeof(line), f) != NULL) {
+		unsigned long long start, end, off, ino;
+		char perms[8];
+		int name_at = 0;
+		char *name, *nl;
+
+		if (sscanf(line, "%llx-%llx %7s %llx %*x:%*x %llu %n", &start, &end, perms,
+			   &off, &ino, &name_at) < 5 || name_at == 0)
+			continue;
+		if (strchr(perms, 'x') == NULL)
+			continue;
+		name = line + name_at;
+		nl = strchr(name, '\n');
+		if (nl != NULL)
+			*nl = '\0';
+		/* Anonymous maps get perf's name, so JIT code is looked up. */
+		if (name[0] == '\0')
+			name = (char *)"//anon";
+		rc = symbolizer__add_map(s, pid, start, end - start, off, name, NULL, 0);
+		if (rc < 0)
+			break;
+	}
+	fclose(f);
+	return rc;
+}
+
+static struct addrspace *space_of(struct symbolizer *s, uint32_t pid)
+{
+	if (s->last == NULL || s->last->pid != pid)
+		s->last = addrspaces__get(&s->as, pid, 0);
+	return s->last;
+}
+
+/* The copy perf record keeps in its build-id cache (~/.debug/.build-id/). */
+static struct dso *from_buildid_cache(struct symbolizer *s, const struct map *m)
+{
+	const char *home = getenv("HOME");
+	char path[4200];
+	int err = 0;
+
+	if (m->bid_size < 2 || home == NULL || home[0] != '/')
+		return NULL;
+	snprintf(path, sizeof(path), "%s/.debug/.build-id/%.2s/%s/elf", home, m->bid_hex,
+		 m->bid_hex + 2);
+	return dso_cache__get(s->dsos, path, m->bid, m->bid_size, &err);
+}
+
+/* The object behind a mapping, bound once. */
+static struct dso *bind_dso(struct symbolizer *s, uint32_t pid, struct map *m)
+{
+	int err = 0;
+
+	if (m->dso != NULL || m->dso_err != 0)
+		return m->dso;
+	if (m->kind == MAP_VDSO) {
+		m->dso = dso_cache__vdso(s->dsos, pid, m->start, m->end - m->start, &err);
+	} else if (m->kind == MAP_FILE) {
+		if (m->bid_size == 0) {
+			const struct known_bid *k;
+			for (k = s->bids; k != NULL; k = k->next)
+				if (k->path == m->path) {
+					m->bid_size = k->size;
+					memcpy(m->bid, k->id, k->size);
+					hexid(m->bid, m->bid_size, m->bid_hex);
+					break;
+				}
+		}
+		m->dso = dso_cache__get(s->dsos, m->path, m->bid, m->bid_size, &err);
+		if (m->dso != NULL && m->bid_size > 0 &&
+		    (m->dso->build_id_size != m->bid_size ||
+		     memcmp(m->dso->build_id, m->bid, m->bid_size) != 0)) {
+			/* Rebuilt since it was recorded: perf's cached copy, if any. */
+			struct dso *cached = from_buildid_cache(s, m);
+			if (cached != NULL)
+				m->dso = cached;
+		}
+		if (m->dso == NULL) {
+			char alt[4400];
+			int err2 = 0;
+			/* A process in another mount namespace: its root. */
+			snprintf(alt, sizeof(alt), "/proc/%u/root%s", (unsigned)pid, m->path);
+			m->dso = dso_cache__get(s->dsos, alt, m->bid, m->bid_size, &err2);
+			/* A deleted file the process still maps (root only). */
+			if (m->dso == NULL) {
+				snprintf(alt, sizeof(alt), "/proc/%u/map_files/%" PRIx64 "-%" PRIx64,
+					 (unsigned)pid, m->start, m->end);
+				m->dso = dso_cache__get(s->dsos, alt, m->bid, m->bid_size, &err2);
+			}
+			if (m->dso == NULL)
+				m->dso = from_buildid_cache(s, m);
+		}
+	} else {
+		err = -ENOENT;
+	}
+	if (m->dso == NULL)
+		m->dso_err = err != 0 ? err : -ENOENT;
+	else if (m->bid_size == 0 && m->dso->build_id_size > 0) {
+		m->bid_size = m->dso->build_id_size;
+		memcpy(m->bid, m->dso->build_id, m->bid_size);
+		memcpy(m->bid_hex, m->dso->build_id_hex, sizeof(m->bid_hex));
+	}
+	return m->dso;
+}
+
+int symbolizer__find_map(struct symbolizer *s, uint32_t pid, uint64_t addr,
+			 struct sym_map *out)
+{
+	struct addrspace *as = space_of(s, pid);
+	struct map *m = as != NULL ? addrspace__find(as, addr) : NULL;
+
+	if (m == NULL)
+		return -ENOENT;
+	if (m->kind != MAP_ANON)
+		bind_dso(s, pid, m);
+	out->start = m->start;
+	out->end = m->end;
+	out->pgoff = m->pgoff;
+	out->path = m->path;
+	out->build_id_size = m->bid_size;
+	memcpy(out->build_id, m->bid, sizeof(out->build_id));
+	return 0;
+}
+
+int symbolizer__elf_addr(struct symbolizer *s, uint32_t pid, uint64_t addr,
+			 uint64_t *elf_addr, const char **elf_path,
+			 const char **debug_path)
+{
+	struct addrspace *as = space_of(s, pid);
+	struct map *m = as != NULL ? addrspace__find(as, addr) : NULL;
+	struct dso *d;
+
+	if (m == NULL || m->kind == MAP_ANON)
+		return -ENOENT;
+	d = bind_dso(s, pid, m);
+	if (d == NULL)
+		return m->dso_err;
+	if (dso__offset_to_vaddr(d, addr - m->start + m->pgoff, elf_addr) < 0)
+		return -ENOENT;
+	if (elf_path != NULL)
+		*elf_path = d->is_vdso ? NULL : d->path;
+	if (debug_path != NULL)
+		*debug_path = d->debug_path;
+	return 0;
+}
+
+/* An integer sysctl, -1 when it cannot be read. */
+static int read_int_file(const char *path)
+{
+	FILE *f = fopen(path, "re");
+	int v = -1;
+
+	if (f != NULL) {
+		if (fscanf(f, "%d", &v) != 1)
+			v = -1;
+		fclose(f);
+	}
+	return v;
+}
+
+static int kernel_ready(struct symbolizer *s)
+{
+	if (s->kernel_state == 0) {
+		int rc = kallsyms__load(&s->kernel, s->kallsyms_path);
+		s->kernel_state = rc < 0 ? rc : 1;
+		if (rc == 0 && s->kernel.hidden) {
+			int kr = read_int_file("/proc/sys/kernel/kptr_restrict");
+			int par = read_int_file("/proc/sys/kernel/perf_event_paranoid");
+			snprintf(s->warning, sizeof(s->warning),
+				 "kernel symbols unavailable: %s shows every address as 0 to this "
+				 "user (kernel.kptr_restrict=%d, kernel.perf_event_paranoid=%d); "
+				 "run as root (CAP_SYSLOG), or set kernel.kptr_restrict=0 and "
+				 "kernel.perf_event_paranoid<=1",
+				 s->kallsyms_path, kr, par);
+			s->warning_state = 1;
+		}
+	}
+	return s->kernel_state;
+}
+
+int symbolizer__load_kallsyms(struct symbolizer *s, const char *path)
+{
+	int fd = dso__open_regular(path);
+
+	if (fd < 0)
+		return fd;
+	close(fd);
+	kallsyms__exit(&s->kernel);
+	kallsyms__init(&s->kernel);
+	s->kallsyms_path = strpool__intern(s->pool, path);
+	if (s->kallsyms_path == NULL)
+		return -ENOMEM;
+	/* Read at the first kernel address: a profile may have none. */
+	s->kernel_state = 0;
+	if (s->warning_state == 2)
+		s->warning_state = 0;
+	return 0;
+}
+
+static int resolve_kernel(struct symbolizer *s, uint64_t addr, struct sym_result *out)
+{
+	struct kallsyms_sym ks;
+	int st = kernel_ready(s), rc;
+
+	out->kind = SYM_KIND_KERNEL;
+	out->dso = "[kernel.kallsyms]";
+	out->dso_addr = addr;
+	if (st < 0) {
+		snprintf(s->err, sizeof(s->err), "cannot read %s: %s", s->kallsyms_path,
+			 strerror(-st));
+		return -ENOENT;
+	}
+	if (s->kernel.hidden) {
+		snprintf(s->err, sizeof(s->err), "%s", s->warning);
+		return -ENOENT;
+	}
+	rc = kallsyms__find(&s->kernel, addr, &ks);
+	if (rc < 0) {
+		if (rc == -ENOMEM)
+			snprintf(s->err, sizeof(s->err), "out of memory");
+		else
+			snprintf(s->err, sizeof(s->err), "no kernel symbol at 0x%" PRIx64, addr);
+		return -ENOENT;
+	}
+	out->dso = ks.dso;
+	out->raw_name = ks.name;
+	out->name = ks.name;
+	out->sym_start = ks.start;
+	out->sym_size = ks.end - ks.start;
+	out->offset = addr - ks.start;
+	return 0;
+}
+
+/* The uid of a live process, (uid_t)-1 when it is gone. */
+static uid_t process_uid(uint32_t pid)
+{
+	char path[32];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%u", (unsigned)pid);
+	return stat(path, &st) == 0 ? st.st_uid : (uid_t)-1;
+}
+
+static int resolve_jit(struct symbolizer *s, struct addrspace *as, uint64_t addr,
+		       struct sym_result *out)
+{
+	struct perfmap *pm = as->perfmap;
+	struct symtab_sym *sym;
+	int rc;
+
+	if (pm == NULL) {
+		pm = as->perfmap = calloc(1, sizeof(*pm));
+		if (pm == NULL)
+			return -ENOMEM;
+		perfmap__init(pm);
+	}
+	sym = pm->state == 1 ? (struct symtab_sym *)symtab__find(&pm->syms, addr) : NULL;
+	if (sym == NULL) {
+		/* A miss may be code the JIT added since: read again if it grew. */
+		rc = perfmap__refresh(pm, s->perfmap_dir, as->pid, process_uid(as->pid));
+		if (rc < 0) {
+			snprintf(s->err, sizeof(s->err), "no symbol at 0x%" PRIx64 " in pid %u: %s",
+				 addr, (unsigned)as->pid, pm->why);
+			return -ENOENT;
+		}
+		sym = (struct symtab_sym *)symtab__find(&pm->syms, addr);
+	}
+	if (sym == NULL) {
+		snprintf(s->err, sizeof(s->err), "no symbol at 0x%" PRIx64 " in %s/perf-%u.map",
+			 addr, s->perfmap_dir, (unsigned)as->pid);
+		return -ENOENT;
+	}
+	out->kind = SYM_KIND_JIT;
+	{
+		char p[300];
+		snprintf(p, sizeof(p), "%s/perf-%u.map", s->perfmap_dir, (unsigned)as->pid);
+		out->dso = strpool__intern(s->pool, p);
+	}
+	out->raw_name = symtab__name(&pm->syms, sym);
+	out->name = symtab__demangled(&pm->syms, sym);
+	out->sym_start = sym->start;
+	out->sym_size = sym->end - sym->start;
+	out->offset = addr - sym->start;
+	out->dso_addr = addr;
+	return 0;
+}
+
+static void add_lines(struct symbolizer *s, struct dso *d, uint64_t vaddr,
+		      unsigned flags, struct sym_result *out)
+{
+	int n;
+
+	if (d->lines_state == 0) {
+		int err = -ENODATA;
+		const char *p = d->debug_path != NULL ? d->debug_path : d->path;
+		d->lines = d->is_vdso ? NULL : dwarfline__open(p, &err);
+		d->lines_state = d->lines != NULL ? 1 : err;
+	}
+	if (d->lines == NULL)
+		return;
+	if (dwarfline__lookup(d->lines, vaddr, &out->file, &out->line) != 0) {
+		out->file = NULL;
+		out->line = 0;
+	}
+	if (!(flags & SYM_INLINES))
+		return;
+	if (s->inl_cap - s->inl_n < MAX_INLINE) {
+		size_t cap = s->inl_cap ? s->inl_cap * 2 : 256;
+		struct sym_inline *ni;
+		while (cap - s->inl_n < MAX_INLINE)
+			cap *= 2;
+		/* Earlier results of a batch point into this array: fix them up after. */
+		ni = realloc(s->inl, cap * sizeof(*ni));
+		if (ni == NULL)
+			return;
+		s->inl = ni;
+		s->inl_cap = cap;
+	}
+	n = dwarfline__frames(d->lines, vaddr, s->inl + s->inl_n, MAX_INLINE);
+	if (n > 1) {
+		/* The last frame is the symbol's own function: keep its call site. */
+		out->call_file = s->inl[s->inl_n + (size_t)n - 1].file;
+		out->call_line = s->inl[s->inl_n + (size_t)n - 1].line;
+		/* Stored as an index until the batch ends (the array may move). */
+		out->inlined = (const struct sym_inline *)(uintptr_t)s->inl_n;
+		out->nr_inlined = (unsigned)n - 1;
+		s->inl_n += (size_t)n;
+	}
+}
+
+static int resolve_one(struct symbolizer *s, uint32_t pid, uint64_t addr,
+		       unsigned flags, struct sym_result *out)
+{
+	struct addrspace *as;
+	struct map *m;
+	struct dso *d;
+	struct symtab_sym *sym;
+	uint64_t vaddr;
+
+	memset(out, 0, sizeof(*out));
+	if (addr >= KERNEL_START)
+		return resolve_kernel(s, addr, out);
+	as = space_of(s, pid);
+	if (as == NULL) {
+		snprintf(s->err, sizeof(s->err),
+			 "no maps for pid %u (feed its MMAP records or load /proc/%u/maps)",
+			 (unsigned)pid, (unsigned)pid);
+		return -ENOENT;
+	}
+	m = addrspace__find(as, addr);
+	if (m == NULL || m->kind == MAP_ANON)
+		return resolve_jit(s, as, addr, out);
+	out->dso = m->path;
+	d = bind_dso(s, pid, m);
+	if (d == NULL) {
+		snprintf(s->err, sizeof(s->err), "cannot read %s: %s", m->path,
+			 strerror(-m->dso_err));
+		return -ENOENT;
+	}
+	out->kind = d->is_vdso ? SYM_KIND_VDSO : SYM_KIND_USER;
+	memcpy(out->build_id, m->bid_hex, sizeof(out->build_id));
+	if (dso__offset_to_vaddr(d, addr - m->start + m->pgoff, &vaddr) < 0) {
+		snprintf(s->err, sizeof(s->err), "0x%" PRIx64 " is outside the segments of %s",
+			 addr, m->path);
+		return -ENOENT;
+	}
+	out->dso_addr = vaddr;
+	sym = (struct symtab_sym *)symtab__find(&d->syms, vaddr);
+	if (flags & (SYM_LINES | SYM_INLINES))
+		add_lines(s, d, vaddr, flags, out);
+	if (sym == NULL) {
+		snprintf(s->err, sizeof(s->err), "no symbol in %s at 0x%" PRIx64, m->path, vaddr);
+		return -ENOENT;
+	}
+	out->raw_name = symtab__name(&d->syms, sym);
+	out->name = symtab__demangled(&d->syms, sym);
+	out->offset = vaddr - sym->start;
+	out->sym_start = addr - out->offset;
+	out->sym_size = sym->end - sym->start;
+	return 0;
+}
+
+/* Turns the stored indexes of inline chains into pointers. */
+static void fix_inlines(struct symbolizer *s, struct sym_result *out, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (out[i].nr_inlined > 0)
+			out[i].inlined = s->inl + (uintptr_t)out[i].inlined;
+}
+
+int symbolizer__resolve(struct symbolizer *s, uint32_t pid, uint64_t addr,
+			unsigned flags, struct sym_result *out)
+{
+	int rc;
+
+	s->err[0] = '\0';
+	s->inl_n = 0;
+	rc = resolve_one(s, pid, addr, flags, out);
+	fix_inlines(s, out, 1);
+	return rc;
+}
+
+size_t symbolizer__resolve_many(struct symbolizer *s, uint32_t pid,
+				const uint64_t *addrs, size_t n, unsigned flags,
+				struct sym_result *out, int *errs)
+{
+	size_t i, ok = 0;
+
+	s->err[0] = '\0';
+	s->inl_n = 0;
+	for (i = 0; i < n; i++) {
+		int rc = resolve_one(s, pid, addrs[i], flags, &out[i]);
+		if (errs != NULL)
+			errs[i] = rc;
+		if (rc == 0)
+			ok++;
+	}
+	fix_inlines(s, out, n);
+	return ok;
+}
