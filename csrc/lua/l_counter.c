@@ -7,7 +7,7 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <time.h>
-#include "luaperf.h"
+#include "binding.h"
 #include "count/counter.h"
 #include "event/errmsg.h"
 #include "event/evspec.h"

@@ -4,7 +4,7 @@
 #include <string.h>
 #include "event/evcatalog.h"
 #include "event/evspec.h"
-#include "luaperf.h"
+#include "binding.h"
 
 void lperf_push_evspec(lua_State *L, const struct evspec *ev)
 {

@@ -59,7 +59,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include "luaperf.h"
+#include "binding.h"
 #include "perfdata/perfdata.h"
 #include "record/record.h"
 #include "profile/stacktab.h"

@@ -37,7 +37,7 @@
 #include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
-#include "luaperf.h"
+#include "binding.h"
 #include "event/errmsg.h"
 #include "event/evspec.h"
 #include "base/perf_sys.h"
@@ -78,6 +78,11 @@ struct lp_state {
 	lua_State *L;
 	lua_Hook hook;
 	int mask, count;
+};
+
+/* A frame of the host's loop (prof:frame() marks its end). */
+struct lp_frame {
+	uint64_t index, duration, samples;  /* duration in ns */
 };
 
 /* A tracked resume: the coroutine's state and the state that resumed it. */
@@ -150,6 +155,11 @@ struct lprof {
 	int api_is[LP_ROOT_CACHE];
 	uint64_t samples, lost, unattributed, hooks;
 	uint64_t safepoint_ns;        /* time spent at safe points: our own cost */
+	/* Frames: the last frames_cap kept in a ring (a game marks 60 a
+	 * second for weeks); frames_n in all since start. */
+	struct lp_frame *frames;
+	size_t frames_cap;
+	uint64_t frames_n, frame_t0, frame_samples0;
 	/* Scratch for one stack */
 	char lua_frames[LP_MAX_DEPTH][LP_FRAME_MAX];
 	int nlua;
@@ -1223,6 +1233,8 @@ static void lp_release(lua_State *L, struct lprof *p)
 	evtab__delete(p->evtab);
 	p->evtab = NULL;
 	tab_free(p);
+	free(p->frames);
+	p->frames = NULL;
 	symbolizer__delete(p->sym);
 	p->sym = NULL;
 }
@@ -1245,6 +1257,9 @@ static int lp_start(lua_State *L)
 	p->codepth = 0;
 	p->have_last = 0;
 	p->epoch++;
+	p->frames_n = 0;
+	p->frame_t0 = now_ns();
+	p->frame_samples0 = p->samples;
 #if LP_LUAJIT
 	{
 		struct sigaction before, lj;
@@ -1324,6 +1339,32 @@ static int lp_start(lua_State *L)
 	return 1;
 }
 
+/* prof:frame(): the end of a frame of the host's loop (and the start of
+ * the next).  Samples count for the frame whose safe point took them. */
+static int lp_frame(lua_State *L)
+{
+	struct lprof *p = check_open(L);
+	struct lp_frame *f;
+	uint64_t t;
+	if (!p->started)
+		return luaL_error(L, "the profile is not started");
+	if (p->frames == NULL) {
+		p->frames = malloc(p->frames_cap * sizeof *p->frames);
+		if (p->frames == NULL)
+			return lperf_fail(L, NULL, ENOMEM);
+	}
+	t = now_ns();
+	f = &p->frames[p->frames_n % p->frames_cap];
+	f->index = p->frames_n + 1;
+	f->duration = t - p->frame_t0;
+	f->samples = p->samples - p->frame_samples0;
+	p->frames_n++;
+	p->frame_t0 = t;
+	p->frame_samples0 = p->samples;
+	lua_pushinteger(L, (lua_Integer)p->frames_n);
+	return 1;
+}
+
 /*
  * Stops and returns the raw profile: { event=, counters={names}, samples=,
  * lost=, unattributed=, signals=, stacks={ {folded, count, period, c1, ...} } }.
@@ -1370,6 +1411,25 @@ static int lp_stop(lua_State *L)
 		lua_rawseti(L, -2, (int)++n);
 	}
 	lua_setfield(L, -2, "stacks");
+	{
+		/* frames = { {index, duration, samples}, ... }, oldest first */
+		uint64_t first = p->frames_n > p->frames_cap ? p->frames_n - p->frames_cap : 0, j;
+		lua_createtable(L, (int)(p->frames_n - first), 0);
+		for (j = first; j < p->frames_n; j++) {
+			const struct lp_frame *f = &p->frames[j % p->frames_cap];
+			lua_createtable(L, 3, 0);
+			lperf_pushu64(L, f->index);
+			lua_rawseti(L, -2, 1);
+			lperf_pushu64(L, f->duration);
+			lua_rawseti(L, -2, 2);
+			lperf_pushu64(L, f->samples);
+			lua_rawseti(L, -2, 3);
+			lua_rawseti(L, -2, (int)(j - first + 1));
+		}
+		lua_setfield(L, -2, "frames");
+		lperf_setu64(L, "frames_total", p->frames_n);
+		p->frames_n = 0;
+	}
 	symbolizer__delete(sym);
 	tab_free(p);
 	p->samples = p->lost = p->unattributed = p->hooks = p->safepoint_ns = 0;
@@ -1453,7 +1513,7 @@ static int lp_new(lua_State *L)
 	char err[512];
 	const char *event, *sigmode;
 	enum sigsample_signal signal;
-	lua_Integer freq, period, max_stack;
+	lua_Integer freq, period, max_stack, nframes;
 	int pages, rc, failed = 0, kernel;
 	unsigned k;
 
@@ -1516,6 +1576,12 @@ static int lp_new(lua_State *L)
 		p->fixed_period = 1000000000ULL / o->attr.sample_freq;
 	p->native = lperf_optfield_bool(L, 1, "native", 1);
 	max_stack = lperf_optfield_int(L, 1, "max_stack", 32);
+	nframes = lperf_optfield_int(L, 1, "frames", 65536);
+	if (nframes < 1 || nframes > (1 << 24)) {
+		free(o);
+		return luaL_error(L, "frames (how many frames to keep) must be between 1 and %d", 1 << 24);
+	}
+	p->frames_cap = (size_t)nframes;
 	if (max_stack < 1 || max_stack > LP_MAX_NATIVE) {
 		free(o);
 		return luaL_error(L, "max_stack must be between 1 and %d", LP_MAX_NATIVE);
@@ -1644,6 +1710,7 @@ static const luaL_Reg lp_methods[] = {
 	{ "start", lp_start },
 	{ "stop", lp_stop },
 	{ "stats", lp_stats },
+	{ "frame", lp_frame },
 	{ "close", lp_close },
 	{ NULL, NULL },
 };

@@ -17,7 +17,7 @@
  */
 #include <errno.h>
 #include <string.h>
-#include "luaperf.h"
+#include "binding.h"
 #include "profile/stacktab.h"
 
 #define PROFILE "perf.Profile"

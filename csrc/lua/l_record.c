@@ -13,7 +13,7 @@
  *           branch_stack, regs_user, regs_intr, stack_user, aux
  */
 #include <string.h>
-#include "luaperf.h"
+#include "binding.h"
 #include "record/record.h"
 
 static const char *cpumode(uint16_t misc)

@@ -21,7 +21,7 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include "luaperf.h"
+#include "binding.h"
 #include "record/record.h"
 #include "sample/session.h"
 #include "profile/stacktab.h"

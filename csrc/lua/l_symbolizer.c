@@ -21,7 +21,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include "luaperf.h"
+#include "binding.h"
 #include "base/hex.h"
 #include "symbol/symbolizer.h"
 

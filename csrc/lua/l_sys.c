@@ -1,6 +1,6 @@
 /* perf.caps(): what perf_events allows on this machine. */
 #include "event/caps.h"
-#include "luaperf.h"
+#include "binding.h"
 
 static void set_known(lua_State *L, const char *k, long long v)
 {

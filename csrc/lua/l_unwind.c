@@ -26,7 +26,7 @@
  */
 #include <errno.h>
 #include <string.h>
-#include "luaperf.h"
+#include "binding.h"
 #include "record/record.h"
 #include "profile/stacktab.h"
 #include "symbol/symbolizer.h"

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
-#include "luaperf.h"
+#include "binding.h"
 
 #define ZSTREAM "perf.zstream"
 #define CHUNK_IN ((size_t)1 << 30)

@@ -1,5 +1,5 @@
 /* luaopen_perf_core: the only symbol the module exports. */
-#include "luaperf.h"
+#include "binding.h"
 
 __attribute__((visibility("default"))) int luaopen_perf_core(lua_State *L);
 
