@@ -54,18 +54,20 @@ $(OUT)/obj/core/%.o: csrc/core/%.c $(wildcard csrc/core/*/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(SYS_CFLAGS) -Icsrc/core -c $< -o $@
 
-$(OUT)/obj/lua/%.o: csrc/lua/%.c $(wildcard csrc/lua/*.h csrc/core/*/*.h)
+$(OUT)/obj/lua/%.o: csrc/lua/%.c $(wildcard csrc/lua/*.h csrc/core/*/*.h csrc/include/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) $(LUA_CFLAGS) $(SYS_CFLAGS) -Icsrc/core -Icsrc/lua -c $< -o $@
+	$(CC) $(CFLAGS_ALL) $(LUA_CFLAGS) $(SYS_CFLAGS) -Icsrc/core -Icsrc/lua -Icsrc/include -c $< -o $@
 
 $(MODULE): $(CORE_OBJ) $(BIND_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) -shared $(SAN) -o $@ $^ $(SYS_LIBS) $(LINK_HIDE) $(LDFLAGS)
 
-# Only luaopen_perf_core may leave the module.
+# Only luaopen_perf_core and the C API of csrc/include/luaperf.h leave the module.
 check-exports: $(MODULE)
-	@syms=$$(nm -D --defined-only $(MODULE) | awk '$$2 ~ /[TDBR]/ {print $$3}' | grep -v '^_' ); \
-	if [ "$$syms" != "luaopen_perf_core" ]; then echo "unexpected exports: $$syms"; exit 1; fi
+	@syms=$$(nm -D --defined-only $(MODULE) | awk '$$2 ~ /[TDBR]/ {print $$3}' | grep -v '^_' | sort); \
+	api=$$(sed -n 's/^LUAPERF_API .*[ *]\(luaperf_[a-z_]*\)(.*/\1/p' csrc/include/luaperf.h | sort); \
+	want=$$(printf '%s\n' luaopen_perf_core $$api | sort); \
+	if [ "$$syms" != "$$want" ]; then echo "unexpected exports: $$syms (want: $$want)"; exit 1; fi
 
 # Test programs: frame pointers on, so fp call chains are deep.
 build/progs/%: spec/progs/%.c
@@ -81,10 +83,13 @@ progs: $(PROGS)
 embed: build/embed/embed
 	$(MAKE) LUA=lua5.4 all
 
-build/embed/embed: examples/embed/embed.c
+# It links perf/core.so for the C API (csrc/include/luaperf.h); require
+# "perf" then finds the same file already loaded.
+build/embed/embed: examples/embed/embed.c csrc/include/luaperf.h build/perf/core.so
 	@mkdir -p $(dir $@)
-	$(CC) -O1 -g -fno-omit-frame-pointer -fno-inline $(shell $(PKG) --cflags lua5.4) \
-		-o $@ $< $(shell $(PKG) --libs lua5.4)
+	$(CC) -O1 -g -Wall -Wextra -Werror -fno-omit-frame-pointer -fno-inline \
+		$(shell $(PKG) --cflags lua5.4) -Icsrc/include -o $@ $< $(shell $(PKG) --libs lua5.4) \
+		-L$(CURDIR)/build/perf -l:core.so -Wl,-rpath,$(CURDIR)/build/perf
 
 deps:
 	sh .ci/deps.sh
@@ -146,11 +151,11 @@ lint:
 	@st=0; \
 	cppcheck --quiet --error-exitcode=1 --enable=warning,portability,performance \
 	  --library=posix,gnu,lua,zlib --inline-suppr --suppressions-list=.cppcheck-suppress \
-	  -D__linux__ -D__x86_64__ -I csrc/core -I csrc/lua csrc || st=1; \
+	  -D__linux__ -D__x86_64__ -I csrc/core -I csrc/lua -I csrc/include csrc || st=1; \
 	printf '%s\n' $(CORE_SRC) | xargs -P2 -I{} clang-tidy --quiet {} -- \
 	  -std=gnu11 -D_GNU_SOURCE -Icsrc/core $(SYS_CFLAGS) || st=1; \
 	printf '%s\n' $(BIND_SRC) | xargs -P2 -I{} clang-tidy --quiet {} -- \
-	  -std=gnu11 -D_GNU_SOURCE -Icsrc/core -Icsrc/lua $(LINT_LUA_CFLAGS) $(SYS_CFLAGS) \
+	  -std=gnu11 -D_GNU_SOURCE -Icsrc/core -Icsrc/lua -Icsrc/include $(LINT_LUA_CFLAGS) $(SYS_CFLAGS) \
 	  -include tools/lint/lua_noreturn.h || st=1; \
 	exit $$st
 

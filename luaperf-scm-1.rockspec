@@ -108,7 +108,6 @@ build = {
       ["perf.pprof"] = "lua/perf/pprof.lua",
       ["perf.report"] = "lua/perf/report.lua",
       ["perf.script_fields"] = "lua/perf/script_fields.lua",
-      ["perf.session"] = "lua/perf/session.lua",
       ["perf.speedscope"] = "lua/perf/speedscope.lua",
       ["perf.stacks"] = "lua/perf/stacks.lua",
       ["perf.stat"] = "lua/perf/stat.lua",

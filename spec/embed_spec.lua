@@ -28,6 +28,10 @@ describe("examples/embed", function()
     out, ok = util.sh("cd " .. util.q(util.root) .. " && LUA_PATH='lua/?.lua;lua/?/init.lua;;'" ..
       " LUA_CPATH='build/?.so;;' build/embed/embed 2 " .. util.q(folded))
     assert(ok, out)
+    -- every frame of the loop was marked through the C API
+    local frames, marked = tonumber(out:match("frames=(%d+)")), tonumber(out:match("marked=(%d+)"))
+    assert.is_true(frames > 10 and marked == frames, out)
+    assert.is_true(tonumber(out:match("frames_ms=([%d%.]+)")) > 0, out)
     local upd = tonumber(out:match("cpu_update=([%d%.]+)"))
     local ren = tonumber(out:match("cpu_render=([%d%.]+)"))
     local text = assert(util.read(folded))
@@ -49,4 +53,34 @@ describe("examples/embed", function()
     -- Lua frames with their file and line, in caller order
     assert.truthy(text:find("[Lua] update examples/embed/game.lua:30;[Lua] physics examples/embed/game.lua:8", 1, true), msg)
   end)
+
+  for _, lang in ipairs({ { "C", "cc -x c -std=c99" }, { "C++", "c++ -x c++ -std=c++11" } }) do
+    it("builds a host of the C API as " .. lang[1] .. " with -Wall -Wextra -Werror, and runs it", function()
+      local out, ok = util.sh("cd " .. util.q(util.root) .. " && make -s all 2>&1")
+      assert(ok, out)
+      local dir = util.tmpdir()
+      local bin = dir .. "/capi"
+      out, ok = util.sh(string.format("%s -Wall -Wextra -Werror $(pkg-config --cflags lua5.4) -I%s -o %s %s " ..
+        "$(pkg-config --libs lua5.4) -L%s -l:core.so -Wl,-rpath,%s",
+        lang[2], util.q(util.root .. "/csrc/include"), util.q(bin), util.q(util.root .. "/spec/hosts/capi.c"),
+        util.q(util.root .. "/build/perf"), util.q(util.root .. "/build/perf")))
+      assert(ok, out)
+      out, ok = util.sh("cd " .. util.q(util.root) .. " && LUA_PATH='lua/?.lua;lua/?/init.lua;;'" ..
+        " LUA_CPATH='build/?.so;;' " .. util.q(bin))
+      assert(ok, out)
+      local f = {}
+      for k, v in out:gmatch("([%w_]+)=([^\n ]*)") do f[k] = tonumber(v) or v end
+      assert.are.equal("null", f.bad_new, out)
+      assert.truthy(out:find("bad_err=[^\n]*unknown event 'cyclez'"), out)
+      assert.are.equal("null", f.early_folded, out)
+      assert.truthy(out:find("early_err=no profile yet", 1, true), out)
+      assert.is_true(f.samples > 20, out)
+      assert.are.equal(40, f.frames, out)
+      assert.is_true(f.frames_ns > 0, out)
+      assert.are.equal(1, f.stack_kept, out)
+      assert.are.equal(1, f.busy_in_folded, out)
+      assert.are.equal(1, f.svg, out)
+      assert.are.equal("none", f.hook_after, out)
+    end)
+  end
 end)

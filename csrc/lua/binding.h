@@ -27,6 +27,8 @@ void lperf_open_profile(lua_State *L);
 struct stacktab;
 struct stacktab **lperf_newprofile(lua_State *L);
 struct stacktab *lperf_checkprofile(lua_State *L, int idx);
+/* Ties the symbolizer at sym to the profile at profile (p:symbolizer()). */
+void lperf_profile_set_symbolizer(lua_State *L, int profile, int sym);
 /* The core session of an open perf.session at idx (raises otherwise). */
 struct session;
 struct session *lperf_checksession(lua_State *L, int idx);

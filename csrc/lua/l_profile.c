@@ -12,6 +12,7 @@
  *       e = { addrs = { leaf first }, kernel = n leading kernel addrs,
  *             count=, period=, pid=, tid=, comm=, event= }
  *   p:comm(pid), p:meta() -> { samples=, period=, stacks=, lost=, throttled=, ... }
+ *   p:symbolizer()                the symbolizer fed with it (a session's), or nil
  *
  * The methods table is perf.core.Profile, so Lua code can add methods.
  */
@@ -21,6 +22,34 @@
 #include "profile/stacktab.h"
 
 #define PROFILE "perf.Profile"
+
+/* &symbolizer_key: a weak-keyed registry table, profile -> the symbolizer
+ * fed by the same records (a session's), so reports name functions of
+ * processes that have since exited. */
+static char symbolizer_key;
+
+void lperf_profile_set_symbolizer(lua_State *L, int profile, int sym)
+{
+	profile = lua_absindex(L, profile);
+	sym = lua_absindex(L, sym);
+	lua_pushlightuserdata(L, &symbolizer_key);
+	lua_rawget(L, LUA_REGISTRYINDEX);
+	lua_pushvalue(L, profile);
+	lua_pushvalue(L, sym);
+	lua_rawset(L, -3);
+	lua_pop(L, 1);
+}
+
+/* p:symbolizer() -> the symbolizer fed alongside the profile, or nil. */
+static int p_symbolizer(lua_State *L)
+{
+	luaL_checkudata(L, 1, PROFILE);
+	lua_pushlightuserdata(L, &symbolizer_key);
+	lua_rawget(L, LUA_REGISTRYINDEX);
+	lua_pushvalue(L, 1);
+	lua_rawget(L, -2);
+	return 1;
+}
 
 struct lprofile {
 	struct stacktab *st;
@@ -284,6 +313,7 @@ static const luaL_Reg methods[] = {
 	{ "add", p_add },
 	{ "add_stack", p_add_stack },
 	{ "close", p_close },
+	{ "symbolizer", p_symbolizer },
 	{ NULL, NULL },
 };
 
@@ -291,6 +321,13 @@ void lperf_open_profile(lua_State *L)
 {
 	lperf_newclass(L, PROFILE, methods, p_close);
 	lperf_exportclass(L, -1, PROFILE, "Profile");
+	lua_pushlightuserdata(L, &symbolizer_key);
+	lua_newtable(L);
+	lua_createtable(L, 0, 1);
+	lua_pushliteral(L, "k");
+	lua_setfield(L, -2, "__mode");
+	lua_setmetatable(L, -2);
+	lua_rawset(L, LUA_REGISTRYINDEX);
 	lua_pushcfunction(L, p_new);
 	lua_setfield(L, -2, "profile");
 }

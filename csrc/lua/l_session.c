@@ -631,7 +631,6 @@ static int s_profile(lua_State *L)
 	if (dwarf_setup(ls))
 		return lperf_fail(L, "out of memory", ENOMEM);
 	feed.sym = push_symbolizer(L, ls);
-	lua_pop(L, 1);  /* the registry keeps it */
 	if (ls->profile_ref == LUA_NOREF) {
 		struct stacktab **slot = lperf_newprofile(L);
 		*slot = stacktab__new();
@@ -641,6 +640,8 @@ static int s_profile(lua_State *L)
 	}
 	lua_rawgeti(L, LUA_REGISTRYINDEX, ls->profile_ref);
 	feed.st = lperf_checkprofile(L, -1);
+	if (feed.sym != NULL)
+		lperf_profile_set_symbolizer(L, -1, -2);
 	feed.t = session__evtab(ls->s);
 	feed.unw = ls->unw;
 	rc = session__drain(ls->s, add_rec, &feed);

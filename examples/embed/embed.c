@@ -1,15 +1,16 @@
 /*
- * A game-style host: embeds Lua 5.4, runs a fixed number of frames, and in
- * each frame calls the Lua update functions (examples/embed/game.lua) and
- * then does its own native "rendering".  The game script profiles the
- * process it runs in through perf.luaprofile and writes folded stacks, so
- * one profile shows Lua functions, the C functions they call (host.blit)
- * and the host's own frame loop.
+ * A game-style host: embeds Lua 5.4, runs frames for a while, and in each
+ * frame calls the Lua update functions (examples/embed/game.lua) and then
+ * does its own native "rendering".  It profiles itself through luaperf's
+ * C API (csrc/include/luaperf.h: no require, no Lua of ours on this side)
+ * and writes folded stacks, so one profile shows Lua functions, the C
+ * functions they call (host.blit) and the host's own frame loop; with a
+ * third argument, a flame graph too.
  *
- *   make embed && build/embed/embed [seconds] [out.folded]
+ *   make embed && build/embed/embed [seconds] [out.folded] [out.svg]
  *
- * It prints the CPU time it measured per phase (update, render) so the
- * profile can be checked against it.
+ * It prints the CPU time it measured per phase (update, render) and its
+ * frame count, so the profile can be checked against them.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@
 #include <lua.h>
 #include <lauxlib.h>
 #include <lualib.h>
+#include "luaperf.h"
 
 static double cpu_now(void)
 {
@@ -66,28 +68,44 @@ static int call(lua_State *L, const char *fn, int nargs)
 	return 0;
 }
 
-static int frame_loop(lua_State *L, double seconds, double *t_update, double *t_render)
+static long frame_loop(lua_State *L, luaperf_profiler *prof, double seconds,
+		       double *t_update, double *t_render)
 {
 	double start = cpu_now();
-	unsigned frame = 0;
+	long frame = 0;
 	while (cpu_now() - start < seconds) {
 		double t0 = cpu_now(), t1;
 		lua_pushinteger(L, frame);
 		if (call(L, "update", 1) < 0)
 			return -1;
 		t1 = cpu_now();
-		render(frame);
+		render((unsigned)frame);
 		*t_update += t1 - t0;
 		*t_render += cpu_now() - t1;
+		luaperf_profiler_frame(prof);
 		frame++;
 	}
-	return 0;
+	return frame;
+}
+
+static int write_text(const char *path, const char *text)
+{
+	FILE *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
+	if (f == NULL)
+		return -1;
+	fputs(text, f);
+	return f == stdout ? 0 : fclose(f);
 }
 
 int main(int argc, char **argv)
 {
 	double seconds = argc > 1 ? atof(argv[1]) : 2.0, t_update = 0, t_render = 0;
-	const char *out = argc > 2 ? argv[2] : "-";
+	const char *out = argc > 2 ? argv[2] : "-", *svg_out = argc > 3 ? argv[3] : NULL;
+	luaperf_profiler_options opts = { 999, 0, NULL };
+	luaperf_profiler *prof = NULL;
+	char err[256], *folded = NULL, *svg = NULL;
+	unsigned long long frames_ns = 0;
+	long frames, samples, marked;
 	const char *script = getenv("EMBED_SCRIPT") ? getenv("EMBED_SCRIPT")
 						    : "examples/embed/game.lua";
 	static const luaL_Reg host[] = { { "blit", host_blit }, { NULL, NULL } };
@@ -103,16 +121,42 @@ int main(int argc, char **argv)
 		fprintf(stderr, "embed: %s\n", lua_tostring(L, -1));
 		goto done;
 	}
-	if (call(L, "profile_begin", 0) < 0)
+	prof = luaperf_profiler_new(L, &opts, err, sizeof err);
+	if (prof == NULL) {
+		fprintf(stderr, "embed: %s\n", err);
 		goto done;
-	if (frame_loop(L, seconds, &t_update, &t_render) < 0)
+	}
+	if (luaperf_profiler_start(prof) < 0)
+		goto fail;
+	frames = frame_loop(L, prof, seconds, &t_update, &t_render);
+	if (frames < 0)
 		goto done;
-	lua_pushstring(L, out);
-	if (call(L, "profile_end", 1) < 0)
+	samples = luaperf_profiler_stop(prof);
+	if (samples < 0 || (folded = luaperf_profiler_folded(prof)) == NULL ||
+	    (marked = luaperf_profiler_frames(prof, &frames_ns)) < 0)
+		goto fail;
+	if (write_text(out, folded) < 0) {
+		perror(out);
 		goto done;
-	printf("cpu_update=%.4f cpu_render=%.4f\n", t_update, t_render);
+	}
+	if (svg_out != NULL) {
+		if ((svg = luaperf_profiler_flamegraph(prof, "examples/embed")) == NULL)
+			goto fail;
+		if (write_text(svg_out, svg) < 0) {
+			perror(svg_out);
+			goto done;
+		}
+	}
+	printf("cpu_update=%.4f cpu_render=%.4f frames=%ld marked=%ld frames_ms=%.1f samples=%ld\n",
+	       t_update, t_render, frames, marked, (double)frames_ns / 1e6, samples);
 	rc = 0;
+	goto done;
+fail:
+	fprintf(stderr, "embed: %s\n", luaperf_profiler_error(prof));
 done:
+	free(folded);
+	free(svg);
+	luaperf_profiler_delete(prof);
 	lua_close(L);
 	return rc;
 }

@@ -13,7 +13,6 @@ perf.core = core
 
 -- Lua-side parts, each in its own file; each gets the module to extend.
 local parts = {
-  "session",
   "report",
   "stat",
   "stat_report",

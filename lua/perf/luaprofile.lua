@@ -5,10 +5,12 @@
 --   prof:start(); work(); local p = prof:stop(); prof:close()
 --   print(p:folded()); p:top{ n = 10 }; p:flamegraph{}
 --
--- The C side (csrc/lua/l_luaprofile.c) samples and aggregates; this file
--- turns its raw result into a stack list (lua/perf/stacks.lua's shape), so
--- the reports, folded text, flame graphs and exports of every other
--- profile work on it unchanged.
+-- The C side (csrc/lua/l_luaprofile.c, the userdata perf.core.LuaProfile)
+-- samples and aggregates; perf.luaprofile wraps it in a Profiler whose
+-- stop() turns the raw result into a stack list (lua/perf/stacks.lua's
+-- shape), so the reports, folded text, flame graphs and exports of every
+-- other profile work on it unchanged.  Frames of the host's loop marked
+-- with prof:frame() come back as lp:frames().
 --
 -- Frames: Lua functions are kind "lua", named "[Lua] name file:line" (the
 -- line where the function is defined); C functions called from Lua are
@@ -24,8 +26,7 @@
 -- stack.counters[name], and p:top{ weight = "<counter name>" } ranks by them.
 return function(perf)
   local core = perf.core
-  local M = core.LuaProfile
-  if type(M) ~= "table" then return end
+  if type(core.luaprofile) ~= "function" then return end
 
   local LP = {}
   LP.__index = LP
@@ -163,6 +164,23 @@ return function(perf)
     local l, o = weighted(self.list, opts)
     return (perf.flame.render(l, o or {}))
   end
+  -- { {index=, duration=ns, samples=}, ... } in order: the frames marked
+  -- with prof:frame() (the last frames= of them); { slowest = N }: the N
+  -- longest, longest first.
+  function LP:frames(opts)
+    local out = {}
+    for i, f in ipairs(self.raw_frames) do
+      out[i] = { index = f[1], duration = f[2], samples = f[3] }
+    end
+    if opts and opts.slowest then
+      table.sort(out, function(a, b)
+        if a.duration ~= b.duration then return a.duration > b.duration end
+        return a.index < b.index
+      end)
+      for i = #out, opts.slowest + 1, -1 do out[i] = nil end
+    end
+    return out
+  end
   function LP:pprof(opts)
     return perf.pprof.render(weighted(self.list, opts and { vmstate = opts.vmstate }), opts)
   end
@@ -172,11 +190,28 @@ return function(perf)
 
   perf.LuaProfileResult = LP
 
-  local raw_stop = M.stop
-  -- prof:stop() -> the profile of what ran since start().
-  function M.stop(prof)
-    return setmetatable({ list = to_list(raw_stop(prof)) }, LP)
+  -- The profiler: the core's userdata (prof.core) with stop() giving the
+  -- profile object above.  The userdata closes itself when collected, and
+  -- is held by its Lua state while started.
+  local Profiler = {}
+  Profiler.__index = Profiler
+  Profiler.__name = "perf.LuaProfiler"
+  perf.LuaProfiler = Profiler
+  function Profiler:start()
+    local ok, err, errno = self.core:start()
+    if not ok then return nil, err, errno end
+    return self
   end
+  -- prof:stop() -> the profile of what ran since start().
+  function Profiler:stop()
+    local raw = self.core:stop()
+    return setmetatable({ list = to_list(raw), raw_frames = raw.frames or {},
+      frames_total = tonumber(raw.frames_total) or 0 }, LP)
+  end
+  function Profiler:frame() return self.core:frame() end
+  function Profiler:stats() return self.core:stats() end
+  function Profiler:close() return self.core:close() end
+  Profiler.__close = Profiler.close
 
   -- perf.luaprofile(opts) | nil, msg, errno.  Defaults (in C): cpu-clock
   -- at 999 Hz, native stacks on, user space only.
@@ -185,6 +220,8 @@ return function(perf)
     if opts ~= nil and type(opts) ~= "table" then
       error("bad argument #1 to 'luaprofile' (table expected, got " .. type(opts) .. ")", 2)
     end
-    return new(opts)
+    local c, err, errno = new(opts)
+    if not c then return nil, err, errno end
+    return setmetatable({ core = c }, Profiler)
   end
 end
