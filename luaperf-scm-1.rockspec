@@ -70,6 +70,7 @@ build = {
             "csrc/lua/l_counter.c",
             "csrc/lua/l_evspec.c",
             "csrc/lua/l_file.c",
+            "csrc/lua/l_host.c",
             "csrc/lua/l_luaprofile.c",
             "csrc/lua/l_profile.c",
             "csrc/lua/l_record.c",
@@ -82,7 +83,7 @@ build = {
          },
          defines = { "_GNU_SOURCE" },
          incdirs = {
-            "csrc/core", "csrc/lua",
+            "csrc/core", "csrc/lua", "csrc/include",
             "$(LIBELF_INCDIR)", "$(LIBDW_INCDIR)", "$(ZLIB_INCDIR)", "$(ZSTD_INCDIR)",
             "$(LIBTRACEEVENT_INCDIR)/traceevent", "$(LIBIBERTY_INCDIR)",
          },

@@ -85,7 +85,7 @@ w([[
          },
          defines = { "_GNU_SOURCE" },
          incdirs = {
-            "csrc/core", "csrc/lua",
+            "csrc/core", "csrc/lua", "csrc/include",
             "$(LIBELF_INCDIR)", "$(LIBDW_INCDIR)", "$(ZLIB_INCDIR)", "$(ZSTD_INCDIR)",
             "$(LIBTRACEEVENT_INCDIR)/traceevent", "$(LIBIBERTY_INCDIR)",
          },
