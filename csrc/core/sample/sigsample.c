@@ -62,8 +62,8 @@ struct sigsample {
  * running on another thread never sees freed memory.
  */
 static struct {
-	atomic_int fd;
 	_Atomic(struct sigsample *) s;
+	atomic_int fd;
 	atomic_uint busy;
 } table[MAX_SAMPLERS];
 
@@ -252,12 +252,15 @@ static void discard_queued(int sig)
 	sigaction(sig, &ign, NULL);
 }
 
-/* This object stays mapped for good: a handler in it outlives its users. */
+/* This object stays mapped for good: a handler in it outlives its users
+ * (the handle is never closed, on purpose). */
+static void *pinned;
+
 static void pin_module(void)
 {
 	Dl_info info;
-	if (dladdr((void *)on_trap, &info) && info.dli_fname != NULL)
-		dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+	if (pinned == NULL && dladdr((void *)on_trap, &info) && info.dli_fname != NULL)
+		pinned = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
 }
 
 /*
