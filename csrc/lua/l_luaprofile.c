@@ -63,6 +63,7 @@
 #define LP_MAX_ROOT 48         /* host frames above the Lua API call */
 #define LP_ROOT_REFRESH 64     /* samples between two unwinds of the host */
 #define LP_MAX_EXEC 256        /* executable segments of loaded objects */
+#define LP_LJ_QUIET_NS 20000   /* LuaJIT: no trigger this soon after a callback */
 
 /* Evspec's parser when the module has it (evspec.c); a few names otherwise. */
 extern int evspec__parse(const char *spec, struct evspec *out, char *err,
@@ -130,8 +131,10 @@ struct lprof {
 	/* The coroutine library table we patched and its functions we
 	 * replaced (registry refs) */
 	int ref_colib, ref_resume, ref_wrap;
-	/* LuaJIT: the VM's own profiling trigger (its SIGPROF handler) */
+	/* LuaJIT: the VM's own profiling trigger (its SIGPROF handler), and
+	 * when our callback last returned (see lp_notify) */
 	void (*lj_trigger)(int);
+	_Atomic uint64_t lj_cb_end;
 	/* Aggregation */
 	struct lp_entry *tab;
 	size_t tab_cap, tab_n;
@@ -920,7 +923,15 @@ static void lp_notify(void *arg)
 {
 	struct lprof *p = arg;
 #if LP_LUAJIT
-	if (p->lj_trigger != NULL)
+	/* After our callback returns, LuaJIT rewrites its dispatch table
+	 * (lj_profile_interpreter: hookmask, then lj_dispatch_update).  Its
+	 * trigger run inside that rewrite updates the table too, and the
+	 * outer rewrite then overwrites the hook it set while the mask keeps
+	 * saying it is set: no callback ever again (seen at 10 kHz, one run in
+	 * five).  So no trigger for a moment after a callback: the sample
+	 * waits in the ring for the next safe point. */
+	if (p->lj_trigger != NULL &&
+	    now_ns() - atomic_load_explicit(&p->lj_cb_end, memory_order_relaxed) > LP_LJ_QUIET_NS)
 		p->lj_trigger(SIGPROF);
 #else
 	struct lp_state *e = atomic_load_explicit(&p->running, memory_order_acquire);
@@ -962,6 +973,7 @@ static void lj_callback(void *data, lua_State *L, int samples, int vmstate)
 		p->safepoint_ns += now_ns() - t0;
 	}
 	lua_pop(L, 1);
+	atomic_store_explicit(&p->lj_cb_end, now_ns(), memory_order_relaxed);
 }
 #endif
 
