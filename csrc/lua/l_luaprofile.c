@@ -64,6 +64,7 @@
 #define LP_ROOT_REFRESH 64     /* samples between two unwinds of the host */
 #define LP_MAX_EXEC 256        /* executable segments of loaded objects */
 #define LP_LJ_QUIET_NS 20000   /* LuaJIT: no trigger this soon after a callback */
+#define LP_LJ_STUCK 32         /* LuaJIT: signals without a callback before a repair */
 
 /* Evspec's parser when the module has it (evspec.c); a few names otherwise. */
 extern int evspec__parse(const char *spec, struct evspec *out, char *err,
@@ -135,6 +136,12 @@ struct lprof {
 	 * when our callback last returned (see lp_notify) */
 	void (*lj_trigger)(int);
 	_Atomic uint64_t lj_cb_end;
+	/* ... and the repair of a trigger that was lost anyway (lj_repair) */
+	lua_State *lj_L;
+	atomic_uint lj_since_cb;
+	atomic_int lj_repairing;
+	lua_Hook lj_saved_hook;
+	int lj_saved_mask, lj_saved_count;
 	/* Aggregation */
 	struct lp_entry *tab;
 	size_t tab_cap, tab_n;
@@ -917,6 +924,28 @@ static void lp_hook(lua_State *L, lua_Debug *ar)
 }
 #endif
 
+#if LP_LUAJIT
+/*
+ * The count hook lp_notify sets when LuaJIT's profiler hook was lost: any
+ * hook change makes LuaJIT rewrite its dispatch table from its flags,
+ * profiler hook included, so setting it repairs, and here the hook that
+ * was there before is put back.
+ */
+static void lj_repair(lua_State *L, lua_Debug *ar)
+{
+	struct lprof *p = push_profiler(L);
+	(void)ar;
+	if (p != NULL && atomic_load(&p->lj_repairing)) {
+		lua_sethook(L, p->lj_saved_hook, p->lj_saved_mask, p->lj_saved_count);
+		atomic_store(&p->lj_since_cb, 0);
+		atomic_store(&p->lj_repairing, 0);
+	} else {
+		lua_sethook(L, NULL, 0, 0);
+	}
+	lua_pop(L, 1);
+}
+#endif
+
 /* Signal context: async-signal-safe only.  sigsample calls it only while
  * started, and stop() waits for a call in progress on another thread. */
 static void lp_notify(void *arg)
@@ -930,9 +959,22 @@ static void lp_notify(void *arg)
 	 * saying it is set: no callback ever again (seen at 10 kHz, one run in
 	 * five).  So no trigger for a moment after a callback: the sample
 	 * waits in the ring for the next safe point. */
-	if (p->lj_trigger != NULL &&
-	    now_ns() - atomic_load_explicit(&p->lj_cb_end, memory_order_relaxed) > LP_LJ_QUIET_NS)
-		p->lj_trigger(SIGPROF);
+	unsigned since = atomic_fetch_add(&p->lj_since_cb, 1) + 1;
+	if (p->lj_trigger == NULL ||
+	    now_ns() - atomic_load_explicit(&p->lj_cb_end, memory_order_relaxed) <= LP_LJ_QUIET_NS)
+		return;
+	/* The same can happen when the JIT rewrites the table as it starts or
+	 * stops recording a trace: after LP_LJ_STUCK signals with no
+	 * callback, a one-shot count hook makes LuaJIT rewrite it again.
+	 * (Also when the thread merely runs no Lua: then it is harmless.) */
+	if (since >= LP_LJ_STUCK && !atomic_exchange(&p->lj_repairing, 1)) {
+		p->lj_saved_hook = lua_gethook(p->lj_L);
+		p->lj_saved_mask = lua_gethookmask(p->lj_L);
+		p->lj_saved_count = lua_gethookcount(p->lj_L);
+		lua_sethook(p->lj_L, lj_repair, LUA_MASKCOUNT, 1);
+		return;
+	}
+	p->lj_trigger(SIGPROF);
 #else
 	struct lp_state *e = atomic_load_explicit(&p->running, memory_order_acquire);
 	if (e != NULL)
@@ -973,6 +1015,7 @@ static void lj_callback(void *data, lua_State *L, int samples, int vmstate)
 		p->safepoint_ns += now_ns() - t0;
 	}
 	lua_pop(L, 1);
+	atomic_store(&p->lj_since_cb, 0);
 	atomic_store_explicit(&p->lj_cb_end, now_ns(), memory_order_relaxed);
 }
 #endif
@@ -1201,6 +1244,9 @@ static void lp_halt(lua_State *L, struct lprof *p)
 		setitimer(ITIMER_PROF, &it, NULL);
 		sigaction(SIGPROF, &cur, NULL);
 		p->lj_trigger = NULL;
+		/* a repair not yet done: its hook goes, the one before comes back */
+		if (atomic_exchange(&p->lj_repairing, 0) && lua_gethook(L) == lj_repair)
+			lua_sethook(L, p->lj_saved_hook, p->lj_saved_mask, p->lj_saved_count);
 		lj_busy = 0;
 	}
 #else
@@ -1300,6 +1346,9 @@ static int lp_start(lua_State *L)
 		p->lj_trigger = lj.sa_handler;
 		lj_known_trigger = lj.sa_handler;
 		lj_busy = 1;
+		p->lj_L = L;
+		atomic_store(&p->lj_since_cb, 0);
+		atomic_store(&p->lj_repairing, 0);
 	}
 #else
 	{
