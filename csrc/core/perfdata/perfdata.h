@@ -167,6 +167,14 @@ const struct evtab *perfdata__evtab(const struct perfdata *pd);
 int perfdata__next(struct perfdata *pd, struct perfdata_rec *r);
 /* Back to the first record of the data. */
 int perfdata__rewind(struct perfdata *pd);
+/* 1 when records come in file order (perfdata_opts.unordered), else 0. */
+int perfdata__unordered(const struct perfdata *pd);
+/*
+ * Back to the first record, as perfdata__rewind, with records from then on
+ * in file order (unordered = 1) or time-ordered (0): a pass that needs the
+ * maps before the samples over a file opened unordered.
+ */
+int perfdata__rewind_order(struct perfdata *pd, int unordered);
 const char *perfdata__errmsg(const struct perfdata *pd);
 
 /* Counters over what was read so far. */

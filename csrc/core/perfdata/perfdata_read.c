@@ -946,3 +946,16 @@ int perfdata__rewind(struct perfdata *pd)
 	memset(&pd->stats, 0, sizeof pd->stats);
 	return 0;
 }
+
+int perfdata__unordered(const struct perfdata *pd)
+{
+	return pd->opts.unordered != 0;
+}
+
+int perfdata__rewind_order(struct perfdata *pd, int unordered)
+{
+	int e = perfdata__rewind(pd);
+
+	pd->opts.unordered = unordered != 0;
+	return e;
+}

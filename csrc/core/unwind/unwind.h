@@ -120,6 +120,24 @@ void unwind__call_sites(uint64_t *chain, size_t n);
 int unwind__wants(const struct perf_event_attr *attr);
 
 /*
+ * What unwinding needs of a record that is not a sample: maps records
+ * (MMAP, MMAP2, COMM, FORK, EXIT) feed sym, and a new image (COMM exec) or
+ * a gone process (EXIT) drops the pid's libdwfl session.  Records must come
+ * in order (maps before the samples that need them).  Returns 0 or -ENOMEM.
+ */
+int unwind__feed(struct unwinder *u, struct symbolizer *sym, const struct record *r);
+
+/*
+ * A decoded sample of a DWARF event (t names r's event) unwound into
+ * chain[0..max-1] as unwind__sample gives it, callers turned into call sites
+ * (unwind__call_sites), as perf keeps DWARF chains.  Returns the entries
+ * (> 0), or 0 when r is not such a sample or the unwind gave nothing (use
+ * its own callchain then).  *status (optional) gets the UNWIND_* bits.
+ */
+int unwind__chain(struct unwinder *u, struct symbolizer *sym, const struct record *r,
+		  const struct evtab *t, uint64_t *chain, size_t max, unsigned *status);
+
+/*
  * The profile builders' hook (file and session profiles, in place of
  * stacktab__add_record): a maps record (MMAP, MMAP2, COMM, FORK, EXIT)
  * feeds sym; a sample of a DWARF event is unwound and added to st with the

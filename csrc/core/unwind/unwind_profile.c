@@ -40,10 +40,53 @@ void unwind__call_sites(uint64_t *chain, size_t n)
 	}
 }
 
+int unwind__feed(struct unwinder *u, struct symbolizer *sym, const struct record *r)
+{
+	int rc = symbolizer__feed(sym, r);
+
+	if (rc < 0)
+		return rc;
+	/* A new image or a gone process: its session is of no more use. */
+	if ((r->type == PERF_RECORD_COMM && (r->misc & PERF_RECORD_MISC_COMM_EXEC)) ||
+	    (r->type == PERF_RECORD_EXIT && r->u.task.pid == r->u.task.tid))
+		unwinder__forget(u, r->type == PERF_RECORD_COMM ? r->u.comm.pid : r->u.task.pid);
+	return 0;
+}
+
+/* The attr of r when r is a sample with what unwinding needs, else NULL. */
+static const struct perf_event_attr *unwindable(const struct record *r, const struct evtab *t)
+{
+	const struct perf_event_attr *attr;
+
+	if (r->type != PERF_RECORD_SAMPLE || !t || r->evidx < 0)
+		return NULL;
+	attr = evtab__attr(t, r->evidx);
+	if (!unwind__wants(attr) || !(r->s.type & PERF_SAMPLE_REGS_USER) ||
+	    !(r->s.type & PERF_SAMPLE_STACK_USER))
+		return NULL;
+	return attr;
+}
+
+int unwind__chain(struct unwinder *u, struct symbolizer *sym, const struct record *r,
+		  const struct evtab *t, uint64_t *chain, size_t max, unsigned *status)
+{
+	const struct perf_event_attr *attr = unwindable(r, t);
+	int n;
+
+	if (status)
+		*status = 0;
+	if (!attr)
+		return 0;
+	n = unwind__sample(u, sym, attr, &r->s, chain, max, status);
+	if (n <= 0)
+		return 0;
+	unwind__call_sites(chain, (size_t)n);
+	return n;
+}
+
 int unwind__add_record(struct unwinder *u, struct symbolizer *sym, struct stacktab *st,
 		       const struct record *r, const struct evtab *t, unsigned *status)
 {
-	const struct perf_event_attr *attr;
 	uint64_t *chain;
 	struct record copy;
 	int n, rc;
@@ -51,30 +94,20 @@ int unwind__add_record(struct unwinder *u, struct symbolizer *sym, struct stackt
 	if (status)
 		*status = 0;
 	if (r->type != PERF_RECORD_SAMPLE) {
-		rc = symbolizer__feed(sym, r);
-		if (rc < 0)
-			return rc;
-		/* A new image or a gone process: its session is of no more use. */
-		if ((r->type == PERF_RECORD_COMM && (r->misc & PERF_RECORD_MISC_COMM_EXEC)) ||
-		    (r->type == PERF_RECORD_EXIT && r->u.task.pid == r->u.task.tid))
-			unwinder__forget(u, r->type == PERF_RECORD_COMM ? r->u.comm.pid :
-					 r->u.task.pid);
-		return stacktab__add_record(st, r, t);
+		rc = unwind__feed(u, sym, r);
+		return rc < 0 ? rc : stacktab__add_record(st, r, t);
 	}
-	attr = t && r->evidx >= 0 ? evtab__attr(t, r->evidx) : NULL;
-	if (!unwind__wants(attr) || !(r->s.type & PERF_SAMPLE_REGS_USER) ||
-	    !(r->s.type & PERF_SAMPLE_STACK_USER))
+	if (!unwindable(r, t))
 		return stacktab__add_record(st, r, t);
 	/* Off the C stack: 8 KiB is too much for callers deep in Lua. */
 	chain = malloc(MAX_CHAIN * sizeof *chain);
 	if (!chain)
 		return -ENOMEM;
-	n = unwind__sample(u, sym, attr, &r->s, chain, MAX_CHAIN, status);
+	n = unwind__chain(u, sym, r, t, chain, MAX_CHAIN, status);
 	if (n <= 0) {
 		free(chain);
 		return stacktab__add_record(st, r, t);
 	}
-	unwind__call_sites(chain, (size_t)n);
 	copy = *r;
 	copy.s.type |= PERF_SAMPLE_CALLCHAIN;
 	copy.s.callchain = chain;

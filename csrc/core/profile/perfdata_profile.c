@@ -1,0 +1,215 @@
+/*
+ * perf.data -> profile (perfdata_profile.h): one pass over the records of
+ * a file into a stack table, in one of three ways:
+ *   unwinding   the file has DWARF events: every record decoded, in time
+ *               order, maps into the symbolizer the unwinder reads;
+ *   holding     a symbolizer (or comm callback) over a file read unordered:
+ *               samples counted as they come, maps records held and fed in
+ *               time order at the end;
+ *   streaming   otherwise: samples counted as they come, maps fed as they
+ *               come (the file is time-ordered, or nobody is fed).
+ */
+#include "profile/perfdata_profile.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "perfdata/perfdata.h"
+#include "perfdata/maporder.h"
+#include "profile/stacktab.h"
+#include "record/record.h"
+#include "symbol/symbolizer.h"
+#include "unwind/unwind.h"
+
+#define MAX_CHAIN 1024
+
+struct pass {
+	struct perfdata *pd;
+	const struct perfdata_profile_opts *o;
+	struct stacktab *st;
+	struct symbolizer *sym;     /* the caller's, or own (own_sym) */
+	int own_sym;
+	struct unwinder *u;         /* unwinding, else NULL */
+	uint64_t *chain;            /* MAX_CHAIN entries when unwinding */
+	struct maporder *mo;        /* holding, else NULL */
+	struct perfdata_profile_stats stats;
+};
+
+/* Whether the pass must be ready to unwind: a DWARF event, or a pipe (its
+ * events come in the stream). */
+static int wants_unwind(const struct perfdata *pd)
+{
+	const struct evtab *t = perfdata__evtab(pd);
+	int i;
+
+	if (perfdata__info(pd)->pipe)
+		return 1;
+	for (i = 0; i < evtab__count(t); i++)
+		if (unwind__wants(evtab__attr(t, i)))
+			return 1;
+	return 0;
+}
+
+static int note_comm(const struct pass *p, const struct record *r)
+{
+	if (!p->o->comm || r->type != PERF_RECORD_COMM)
+		return 0;
+	return p->o->comm(p->o->comm_arg, r->u.comm.pid, r->u.comm.tid, r->u.comm.comm);
+}
+
+/* A record into the table, a DWARF sample with its unwound chain. */
+static int add_unwound(struct pass *p, const struct record *r, const struct evtab *t)
+{
+	struct record copy;
+	unsigned status;
+	int n, e;
+
+	if (r->type != PERF_RECORD_SAMPLE) {
+		if ((e = unwind__feed(p->u, p->sym, r)) < 0)
+			return e;
+		return stacktab__add_record(p->st, r, t);
+	}
+	/* one entry spare for the truncation mark */
+	n = unwind__chain(p->u, p->sym, r, t, p->chain, MAX_CHAIN - 1, &status);
+	if (n <= 0)
+		return stacktab__add_record(p->st, r, t);
+	if (p->o->mark_truncated && (status & UNWIND_TRUNCATED))
+		p->chain[n++] = PERFDATA_PROFILE_TRUNCATED_ADDR;
+	copy = *r;
+	copy.s.type |= PERF_SAMPLE_CALLCHAIN;
+	copy.s.callchain = p->chain;
+	copy.s.nr_callchain = (uint64_t)n;
+	return stacktab__add_record(p->st, &copy, t);
+}
+
+/* The held maps records, in time order, to the comm callback and sym. */
+static int feed_held(struct pass *p, const struct evtab *t)
+{
+	size_t i, n = maporder__sort(p->mo);
+	struct record r;
+	int e;
+
+	for (i = 0; i < n; i++) {
+		if (maporder__get(p->mo, i, t, &r) < 0)
+			continue;
+		if ((e = note_comm(p, &r)) < 0)
+			return e;
+		if (p->sym && (e = symbolizer__feed(p->sym, &r)) < 0)
+			return e;
+	}
+	return 0;
+}
+
+/* One record of the stream; 0 or -errno. */
+static int add_one(struct pass *p, const struct perfdata_rec *pr, const struct evtab *t)
+{
+	struct record r;
+	char err[256];
+	int e;
+
+	/* most samples need no decoding: their chain goes straight in */
+	if (!p->u && pr->hdr->type == PERF_RECORD_SAMPLE &&
+	    (e = stacktab__add_sample_raw(p->st, t, pr->hdr, pr->hdr->size)) != 0)
+		return e < 0 ? e : 0;
+	if (record__decode(t, pr->hdr, pr->hdr->size, &r, err, sizeof err) < 0) {
+		p->stats.skipped++;
+		return 0;
+	}
+	if (p->mo) {
+		if (maporder__wants(r.type) && (e = maporder__add(p->mo, &r)) < 0)
+			return e;
+		return stacktab__add_record(p->st, &r, t);
+	}
+	if ((e = note_comm(p, &r)) < 0)
+		return e;
+	if (p->u)
+		return add_unwound(p, &r, t);
+	if (p->sym && maporder__wants(r.type) && (e = symbolizer__feed(p->sym, &r)) < 0)
+		return e;
+	return stacktab__add_record(p->st, &r, t);
+}
+
+static int fail(char *err, size_t errlen, int e, const char *msg)
+{
+	if (err && errlen)
+		snprintf(err, errlen, "%s", msg ? msg : e == -ENOMEM ? "out of memory" : strerror(-e));
+	return e;
+}
+
+static int run(struct pass *p, char *err, size_t errlen)
+{
+	struct perfdata_rec pr;
+	int n, e = 0;
+
+	while ((n = perfdata__next(p->pd, &pr)) > 0) {
+		p->stats.records++;
+		/* the evtab is looked up per record: a pipe's attrs add events */
+		if ((e = add_one(p, &pr, perfdata__evtab(p->pd))) < 0)
+			break;
+	}
+	if (n < 0) {
+		const char *msg = perfdata__errmsg(p->pd);
+		return msg[0] ? fail(err, errlen, -EINVAL, msg) : fail(err, errlen, n, NULL);
+	}
+	if (e >= 0 && p->mo)
+		e = feed_held(p, perfdata__evtab(p->pd));
+	return e < 0 ? fail(err, errlen, e, NULL) : 0;
+}
+
+int perfdata__profile(struct perfdata *pd, const struct perfdata_profile_opts *opts,
+		      struct stacktab *st, struct perfdata_profile_stats *stats,
+		      char *err, size_t errlen)
+{
+	static const struct perfdata_profile_opts defaults;
+	struct pass p;
+	int e, reorder = 0;
+
+	memset(&p, 0, sizeof p);
+	p.pd = pd;
+	p.o = opts ? opts : &defaults;
+	p.st = st;
+	p.sym = p.o->sym;
+	if (p.o->unwind != PERFDATA_PROFILE_UNWIND_OFF && wants_unwind(pd)) {
+		if (!p.sym) {
+			if (!(p.sym = symbolizer__new()))
+				return fail(err, errlen, -ENOMEM,
+					    "cannot create a symbolizer: out of memory");
+			p.own_sym = 1;
+		}
+		p.chain = malloc(MAX_CHAIN * sizeof *p.chain);
+		if (!p.chain || unwinder__new(&p.u) < 0) {
+			e = fail(err, errlen, -ENOMEM, NULL);
+			goto out;
+		}
+		if (p.o->unwind_slow)
+			unwinder__set_fast(p.u, 0);
+		p.stats.unwinding = 1;
+		/* maps must come before the samples that need them */
+		reorder = perfdata__unordered(pd);
+	} else if ((p.sym || p.o->comm) && perfdata__unordered(pd)) {
+		if (!(p.mo = maporder__new())) {
+			e = fail(err, errlen, -ENOMEM, NULL);
+			goto out;
+		}
+	}
+	if (reorder)
+		perfdata__rewind_order(pd, 0);
+	else
+		perfdata__rewind(pd);
+	e = run(&p, err, errlen);
+	if (reorder)
+		perfdata__rewind_order(pd, 1);
+	if (p.u)
+		unwinder__stats(p.u, &p.stats.unwind);
+out:
+	if (stats)
+		*stats = p.stats;
+	unwinder__delete(p.u);
+	free(p.chain);
+	maporder__delete(p.mo);
+	if (p.own_sym)
+		symbolizer__delete(p.sym);
+	return e;
+}
