@@ -18,7 +18,8 @@
  *                         feeds the symbolizer, filtered out or not
  *   f:scan()              decodes every record in C: counts per type and
  *                         per event, lost totals (no Lua per record)
- *   f:profile{...}        a profile (stack table) aggregated in C, and
+ *   f:profile{...}        a profile (stack table) aggregated in C by
+ *                         perfdata__profile (profile/perfdata_profile.h), and
  *                         { dwarf=, unwound=, truncated=, failed= }: samples
  *                         of DWARF events (perf record --call-graph dwarf)
  *                         get their user stacks unwound (unwind.h), in time
@@ -54,7 +55,8 @@
  *                         then writes the newest records of every ring
  *   w:stats()             records, bytes, samples, lost, lost_samples, throttled
  *   w:close()             features + header: true | nil, msg, errno
- * A new f:records() or f:scan() starts again from the first record.
+ * A new f:records(), f:scan() or f:profile() starts again from the first
+ * record.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -66,7 +68,7 @@
 #include "event/tracefmt.h"
 #include "sample/session.h"
 #include "symbol/symbolizer.h"
-#include "perfdata/maporder.h"
+#include "profile/perfdata_profile.h"
 #include "unwind/unwind.h"
 #include "base/perf_sys.h"
 #include <stdio.h>
@@ -74,9 +76,6 @@
 #include <time.h>
 
 #define FILE_T "perf.File"
-/* The root frame of an unwind that ran off the captured stack bytes: below
- * mmap_min_addr, so never the address of real code. */
-#define LPERF_UNWIND_TRUNCATED_ADDR 1ULL
 #define NTYPES 128
 
 struct lfile {
@@ -369,80 +368,23 @@ static int file_features(lua_State *L)
 
 /* ------------------------------------------------------------ unwinding */
 
-#define PROFILER_T "perf.File.profiler"
+#define UNWINDER_T "perf.File.unwinder"
 #define MAX_CHAIN 1024
 
-/*
- * What a DWARF profile holds while it reads the file: a userdata owns it,
- * so a Lua error in the loop (out of memory filling comms) leaks nothing.
- */
-struct profiler {
+/* What records{unwind = true} holds while it iterates: a userdata owns it. */
+struct lunwinder {
 	struct unwinder *u;
-	struct perfdata *pd;        /* a time-ordered reopen, or NULL */
-	uint64_t *chain;
-	struct maporder *mo;        /* maps records held to feed in time order */
+	uint64_t *chain;            /* MAX_CHAIN entries */
 };
 
-static int profiler_close(lua_State *L)
+static int lunwinder_close(lua_State *L)
 {
-	struct profiler *p = luaL_checkudata(L, 1, PROFILER_T);
+	struct lunwinder *p = luaL_checkudata(L, 1, UNWINDER_T);
 	unwinder__delete(p->u);
 	p->u = NULL;
-	if (p->pd)
-		perfdata__close(p->pd);
-	p->pd = NULL;
 	free(p->chain);
 	p->chain = NULL;
-	maporder__delete(p->mo);
-	p->mo = NULL;
 	return 0;
-}
-
-/*
- * Unwinds one DWARF sample into p->chain (kernel format, markers in), with
- * callers as call sites (return address - 1), as perf stores DWARF chains:
- * a call that ends its function (noreturn) then names the caller, not the
- * next function.  Returns the entries (> 0), or <= 0 when the sample is not
- * one to unwind or the unwind gave nothing.  *nkernel / *nuser: the kernel
- * and user entries (markers left out).
- */
-static int unwind_chain(struct profiler *p, struct symbolizer *sym, const struct record *r,
-			const struct evtab *t, unsigned *status, int *nkernel, int *nuser)
-{
-	const struct perf_event_attr *attr;
-	int n, i, user = -1, nk = 0;
-
-	*status = 0;
-	attr = r->evidx >= 0 ? evtab__attr(t, r->evidx) : NULL;
-	if (r->type != PERF_RECORD_SAMPLE || !unwind__wants(attr) ||
-	    !(r->s.type & PERF_SAMPLE_REGS_USER) || !(r->s.type & PERF_SAMPLE_STACK_USER))
-		return 0;
-	n = unwind__sample(p->u, sym, attr, &r->s, p->chain, MAX_CHAIN - 1, status);
-	if (n > 0)
-		unwind__call_sites(p->chain, (size_t)n);
-	for (i = 0; i < n; i++) {
-		if (p->chain[i] == (uint64_t)PERF_CONTEXT_USER)
-			user = i;
-		else if (p->chain[i] >= (uint64_t)PERF_CONTEXT_MAX)
-			continue;
-		else if (user < 0)
-			nk++;
-	}
-	if (nkernel)
-		*nkernel = nk;
-	if (nuser)
-		*nuser = user < 0 ? 0 : n - user - 1;
-	return n;
-}
-
-/* What unwinding needs of a non-sample record: maps into sym, and a new
- * image or a gone process drops the pid's unwind session. */
-static int unwind_feed(struct profiler *p, struct symbolizer *sym, const struct record *r)
-{
-	if ((r->type == PERF_RECORD_COMM && (r->misc & PERF_RECORD_MISC_COMM_EXEC)) ||
-	    (r->type == PERF_RECORD_EXIT && r->u.task.pid == r->u.task.tid))
-		unwinder__forget(p->u, r->type == PERF_RECORD_COMM ? r->u.comm.pid : r->u.task.pid);
-	return symbolizer__feed(sym, r);
 }
 
 /* ------------------------------------------------------------ records */
@@ -576,30 +518,40 @@ static void decode_error(lua_State *L, const struct perfdata_rec *pr, const char
 	luaL_error(L, "perf.data: offset %llu: %s", (unsigned long long)pr->offset, msg);
 }
 
-/* rec.unwind of a sample unwound by records{unwind = true} */
-static void push_unwind_info(lua_State *L, struct profiler *p, unsigned status, int nk, int nu)
+/* rec.unwind of a sample unwound by records{unwind = true}: chain[0..n-1]
+ * in the kernel's format, counted apart from its context markers */
+static void push_unwind_info(lua_State *L, const struct unwinder *u, const uint64_t *chain,
+			     int n, unsigned status)
 {
+	int i, user = -1, nk = 0;
+
+	for (i = 0; i < n; i++) {
+		if (chain[i] == (uint64_t)PERF_CONTEXT_USER)
+			user = i;
+		else if (chain[i] < (uint64_t)PERF_CONTEXT_MAX && user < 0)
+			nk++;
+	}
 	lua_createtable(L, 0, 5);
 	lperf_setint(L, "kernel", nk);
-	lperf_setint(L, "user", nu);
+	lperf_setint(L, "user", user < 0 ? 0 : n - user - 1);
 	lperf_setbool(L, "truncated", (status & UNWIND_TRUNCATED) != 0);
 	lperf_setbool(L, "failed", (status & UNWIND_FAILED) != 0);
-	if ((status & UNWIND_FAILED) && unwinder__last_error(p->u)[0])
-		lperf_setstr(L, "error", unwinder__last_error(p->u));
+	if ((status & UNWIND_FAILED) && unwinder__last_error(u)[0])
+		lperf_setstr(L, "error", unwinder__last_error(u));
 	lua_setfield(L, -2, "unwind");
 }
 
 /* Pushes a DWARF sample with its unwound chain in place of the kernel's and
  * without its register and stack bytes; 0 (nothing pushed) when it has no
  * unwound chain. */
-static int push_unwound(lua_State *L, struct profiler *p, struct symbolizer *sym,
+static int push_unwound(lua_State *L, struct lunwinder *p, struct symbolizer *sym,
 			const struct record *r, const struct evtab *t)
 {
 	struct record copy;
 	unsigned status;
-	int n, nk = 0, nu = 0;
+	int n;
 
-	n = unwind_chain(p, sym, r, t, &status, &nk, &nu);
+	n = unwind__chain(p->u, sym, r, t, p->chain, MAX_CHAIN - 1, &status);
 	if (n <= 0)
 		return 0;
 	copy = *r;
@@ -608,17 +560,17 @@ static int push_unwound(lua_State *L, struct profiler *p, struct symbolizer *sym
 	copy.s.callchain = p->chain;
 	copy.s.nr_callchain = (uint64_t)n;
 	lperf_push_record(L, &copy, t);
-	push_unwind_info(L, p, status, nk, nu);
+	push_unwind_info(L, p->u, p->chain, n, status);
 	return 1;
 }
 
-/* upvalues: 1 file, 2 filter, 3 event name or nil, 4 profiler or nil (unwind),
- * 5 its symbolizer */
+/* upvalues: the file, the filter, the event name (kept alive) or nil, and
+ * with unwind = true the symbolizer and the unwinder (else nil, nil) */
 static int records_iter(lua_State *L)
 {
 	struct lfile *f = checkfile(L, lua_upvalueindex(1));
 	struct filter *fl = lua_touserdata(L, lua_upvalueindex(2));
-	struct profiler *p = luaL_testudata(L, lua_upvalueindex(4), PROFILER_T);
+	struct lunwinder *p = luaL_testudata(L, lua_upvalueindex(5), UNWINDER_T);
 	struct symbolizer *sym = NULL;
 	struct perfdata_rec pr;
 	struct record r;
@@ -627,7 +579,7 @@ static int records_iter(lua_State *L)
 
 	if (fl->gen != f->gen)
 		return luaL_error(L, "perf.File: this records() iteration was superseded by a newer one");
-	if (p && !(sym = lperf_tosymbolizer(L, lua_upvalueindex(5))))
+	if (p && !(sym = lperf_tosymbolizer(L, lua_upvalueindex(4))))
 		return luaL_error(L, "attempt to use a closed symbolizer");
 	while ((n = perfdata__next(f->pd, &pr)) > 0) {
 		const struct evtab *t = perfdata__evtab(f->pd);
@@ -639,7 +591,7 @@ static int records_iter(lua_State *L)
 		if (record__decode(t, pr.hdr, pr.hdr->size, &r, err, sizeof err) < 0)
 			decode_error(L, &pr, err);
 		/* the unwinder needs every map, whatever the filter keeps */
-		if (p && r.type != PERF_RECORD_SAMPLE && unwind_feed(p, sym, &r) < 0)
+		if (p && r.type != PERF_RECORD_SAMPLE && unwind__feed(p->u, sym, &r) < 0)
 			return luaL_error(L, "perf.File: out of memory");
 		if (!pass(fl, &r, t))
 			continue;
@@ -659,14 +611,38 @@ static int records_iter(lua_State *L)
 	return 0;
 }
 
+/* Pushes the symbolizer (opts.symbolizer, or a new one) and an unwinder;
+ * returns NULL, or why it could not (out of memory). */
+static const char *push_unwinding(lua_State *L, int opts)
+{
+	struct lunwinder *p;
+
+	lua_getfield(L, opts, "symbolizer");
+	if (!lua_isnil(L, -1)) {
+		if (!lperf_tosymbolizer(L, -1))
+			luaL_error(L, "f:records: symbolizer must be an open perf.symbolizer");
+	} else {
+		lua_pop(L, 1);
+		if (!lperf_newsymbolizer(L))
+			return "cannot create a symbolizer: out of memory";
+	}
+	p = lua_newuserdatauv(L, sizeof *p, 0);
+	memset(p, 0, sizeof *p);
+	luaL_setmetatable(L, UNWINDER_T);
+	p->chain = malloc(MAX_CHAIN * sizeof *p->chain);
+	if (!p->chain || unwinder__new(&p->u) < 0)
+		return "cannot create an unwinder: out of memory";
+	return NULL;
+}
+
 static int file_records(lua_State *L)
 {
 	struct lfile *f = checkfile(L, 1);
 	struct filter *fl;
-	int unwind = 0;
 
 	lua_settop(L, 2);
-	fl = lua_newuserdatauv(L, sizeof *fl, 0);               /* 3 */
+	lua_pushvalue(L, 1);
+	fl = lua_newuserdatauv(L, sizeof *fl, 0);
 	read_filter(L, 2, fl);
 	if (fl->event) {
 		/* keep the string alive with the iterator */
@@ -674,39 +650,18 @@ static int file_records(lua_State *L)
 		fl->event = lua_tostring(L, -1);
 	} else {
 		lua_pushnil(L);
-	}                                                       /* 4 */
-	if (!lua_isnil(L, 2))
-		unwind = lperf_optfield_bool(L, 2, "unwind", 0);
-	lua_pushnil(L);                                         /* 5: profiler */
-	lua_pushnil(L);                                         /* 6: symbolizer */
-	if (unwind) {
-		struct profiler *p;
+	}
+	if (!lua_isnil(L, 2) && lperf_optfield_bool(L, 2, "unwind", 0)) {
 		if (f->unordered)
 			return luaL_error(L, "f:records{unwind = true}: the file was opened unordered; "
 					  "unwinding needs the maps before the samples (open it ordered)");
-		lua_getfield(L, 2, "symbolizer");
-		if (!lua_isnil(L, -1)) {
-			if (!lperf_tosymbolizer(L, -1))
-				return luaL_error(L, "f:records: symbolizer must be an open perf.symbolizer");
-		} else {
-			lua_pop(L, 1);
-			if (!lperf_newsymbolizer(L))
-				return lperf_fail(L, "cannot create a symbolizer: out of memory", ENOMEM);
-		}
-		lua_replace(L, 6);
-		p = lua_newuserdatauv(L, sizeof *p, 0);
-		memset(p, 0, sizeof *p);
-		luaL_setmetatable(L, PROFILER_T);
-		lua_replace(L, 5);
-		p->chain = malloc(MAX_CHAIN * sizeof *p->chain);
-		if (!p->chain || unwinder__new(&p->u) < 0)
-			return lperf_fail(L, "cannot create an unwinder: out of memory", ENOMEM);
+		const char *msg = push_unwinding(L, 2);
+		if (msg)
+			return lperf_fail(L, msg, ENOMEM);
+	} else {
+		lua_pushnil(L);
+		lua_pushnil(L);
 	}
-	lua_pushvalue(L, 1);
-	lua_pushvalue(L, 3);
-	lua_pushvalue(L, 4);
-	lua_pushvalue(L, 5);
-	lua_pushvalue(L, 6);
 	lua_pushcclosure(L, records_iter, 5);
 	perfdata__rewind(f->pd);
 	fl->gen = ++f->gen;
@@ -791,214 +746,86 @@ static int file_scan(lua_State *L)
 
 /* ------------------------------------------------------------ profile */
 
-static int file_wants_unwind(struct lfile *f)
-{
-	const struct evtab *t = perfdata__evtab(f->pd);
-	int i;
+/* opts.comms of f:profile: the table, and the function that fills it under
+ * pcall (no Lua error may unwind through the core) */
+struct comm_sink {
+	lua_State *L;
+	int fn, tbl;
+	uint32_t tid;
+	const char *comm;
+};
 
-	/* a pipe's events come in the stream: they may want it */
-	if (perfdata__info(f->pd)->pipe)
-		return 1;
-	for (i = 0; i < evtab__count(t); i++)
-		if (unwind__wants(evtab__attr(t, i)))
-			return 1;
+static int comm_set(lua_State *L)
+{
+	const struct comm_sink *c = lua_touserdata(L, 2);
+	lua_pushinteger(L, (lua_Integer)c->tid);
+	lua_pushstring(L, c->comm);
+	lua_rawset(L, 1);
 	return 0;
 }
 
-/*
- * A record into the stack table, DWARF samples with their unwound chain.
- * mark: a chain that ran off the captured stack bytes ends with
- * LPERF_UNWIND_TRUNCATED_ADDR, since the stack table has no flag for it and
- * a cut stack must not pass for a whole one.
- */
-static int add_unwound(struct profiler *p, struct symbolizer *sym, struct stacktab *st,
-		       const struct record *r, const struct evtab *t, int mark)
+static int comm_to_table(void *arg, uint32_t pid, uint32_t tid, const char *comm)
 {
-	struct record copy;
-	unsigned status;
-	int n, e;
+	struct comm_sink *c = arg;
+	lua_State *L = c->L;
 
-	if (r->type != PERF_RECORD_SAMPLE) {
-		if ((e = unwind_feed(p, sym, r)) < 0)
-			return e;
-		return stacktab__add_record(st, r, t);
-	}
-	n = unwind_chain(p, sym, r, t, &status, NULL, NULL);
-	if (n <= 0)
-		return stacktab__add_record(st, r, t);
-	if (mark && (status & UNWIND_TRUNCATED))
-		p->chain[n++] = LPERF_UNWIND_TRUNCATED_ADDR;
-	copy = *r;
-	copy.s.type |= PERF_SAMPLE_CALLCHAIN;
-	copy.s.callchain = p->chain;
-	copy.s.nr_callchain = (uint64_t)n;
-	return stacktab__add_record(st, &copy, t);
-}
-
-static struct profiler *new_profiler(lua_State *L)
-{
-	struct profiler *p = lua_newuserdatauv(L, sizeof *p, 0);
-	memset(p, 0, sizeof *p);
-	luaL_setmetatable(L, PROFILER_T);
-	return p;
-}
-
-/*
- * The held maps records, in time order, into sym and the comms table (at
- * index 3 when comms).  0 or -ENOMEM.
- */
-static int feed_in_order(lua_State *L, struct maporder *mo, const struct evtab *t,
-			 struct symbolizer *sym, int comms)
-{
-	size_t i, n = maporder__sort(mo);
-	struct record r;
-	int e;
-
-	for (i = 0; i < n; i++) {
-		if (maporder__get(mo, i, t, &r) < 0)
-			continue;
-		if (comms && r.type == PERF_RECORD_COMM) {
-			lua_pushinteger(L, (lua_Integer)r.u.comm.tid);
-			lua_pushstring(L, r.u.comm.comm);
-			lua_rawset(L, 3);
-		}
-		if (sym && (e = symbolizer__feed(sym, &r)) < 0)
-			return e;
+	(void)pid;
+	c->tid = tid;
+	c->comm = comm;
+	lua_pushvalue(L, c->fn);
+	lua_pushvalue(L, c->tbl);
+	lua_pushlightuserdata(L, c);
+	if (lua_pcall(L, 2, 0, 0) != 0) {
+		lua_pop(L, 1);
+		return -ENOMEM;
 	}
 	return 0;
 }
 
+/* f:profile{symbolizer=, comms=, mark_truncated=} -> profile, info
+ * (perfdata__profile: the core builds it) */
 static int file_profile(lua_State *L)
 {
 	struct lfile *f = checkfile(L, 1);
-	struct symbolizer *sym = NULL;
-	struct profiler *p = NULL, *held = NULL;
-	struct perfdata *pd = f->pd;
+	struct perfdata_profile_opts o;
+	struct perfdata_profile_stats stats;
+	struct comm_sink sink;
 	struct stacktab *st;
-	struct perfdata_rec pr;
-	struct record r;
-	struct unwind_stats us;
-	char err[256];
-	int n, e = 0, comms = 0, mark = 0;
+	char err[512];
+	int e;
 
+	memset(&o, 0, sizeof o);
 	lua_settop(L, 2);
 	if (!lua_isnil(L, 2)) {
 		luaL_checktype(L, 2, LUA_TTABLE);
-		mark = lperf_optfield_bool(L, 2, "mark_truncated", 0);
+		o.mark_truncated = lperf_optfield_bool(L, 2, "mark_truncated", 0);
 		lua_getfield(L, 2, "symbolizer");
-		if (!lua_isnil(L, -1) && !(sym = lperf_tosymbolizer(L, -1)))
+		if (!lua_isnil(L, -1) && !(o.sym = lperf_tosymbolizer(L, -1)))
 			return luaL_error(L, "f:profile: symbolizer must be an open perf.symbolizer");
 		lua_getfield(L, 2, "comms");
 		if (!lua_isnil(L, -1)) {
 			luaL_checktype(L, -1, LUA_TTABLE);
-			comms = 1;
+			sink.L = L;
+			sink.tbl = lua_gettop(L);
+			lua_pushcfunction(L, comm_set);
+			sink.fn = lua_gettop(L);
+			o.comm = comm_to_table;
+			o.comm_arg = &sink;
 		}
-		lua_pop(L, 2);
 	}
-	/* 3: the comms table or nil, 4: the profile (owns the table), 5: the
-	 * symbolizer made here or nil, 6: the profiler or nil */
-	if (lua_isnil(L, 2))
-		lua_pushnil(L);
-	else
-		lua_getfield(L, 2, "comms");
 	st = *lperf_newprofile(L) = stacktab__new();
 	if (!st)
 		return lperf_fail(L, "out of memory", ENOMEM);
-	lua_pushnil(L);
-	lua_pushnil(L);
-	if (file_wants_unwind(f)) {
-		/* DWARF unwinding reads maps from a symbolizer: the caller's or one
-		 * of its own */
-		if (!sym) {
-			if (!(sym = lperf_newsymbolizer(L)))
-				return lperf_fail(L, "cannot create a symbolizer: out of memory", ENOMEM);
-			lua_replace(L, 5);
-		}
-		p = new_profiler(L);
-		lua_replace(L, 6);
-		p->chain = malloc(MAX_CHAIN * sizeof *p->chain);
-		if (!p->chain || unwinder__new(&p->u) < 0)
-			return lperf_fail(L, "out of memory", ENOMEM);
-		/* maps must come before the samples that need them */
-		if (f->unordered && f->path && strcmp(f->path, "-")) {
-			struct perfdata_opts o;
-			memset(&o, 0, sizeof o);
-			o.max_queue = f->max_queue;
-			e = perfdata__open(f->path, &o, &p->pd, err, sizeof err);
-			if (e < 0)
-				return lperf_fail(L, err, -e);
-			pd = p->pd;
-		}
-	} else if ((sym || comms) && f->unordered) {
-		/* One pass in file order: the samples are counted as they come,
-		 * the maps records held and fed in time order at the end (all
-		 * before any address is resolved, as a pass of their own would) */
-		held = new_profiler(L);
-		lua_replace(L, 6);
-		if (!(held->mo = maporder__new()))
-			return lperf_fail(L, "out of memory", ENOMEM);
-	}
-	if (pd == f->pd) {
-		perfdata__rewind(f->pd);
-		f->gen++;
-	}
-	while ((n = perfdata__next(pd, &pr)) > 0) {
-		const struct evtab *t = perfdata__evtab(pd);   /* attrs may add events */
-		/* most samples need no decoding: their chain goes straight in */
-		if (!p && pr.hdr->type == PERF_RECORD_SAMPLE &&
-		    (e = stacktab__add_sample_raw(st, t, pr.hdr, pr.hdr->size)) != 0) {
-			if (e < 0)
-				break;
-			continue;
-		}
-		if (record__decode(t, pr.hdr, pr.hdr->size, &r, err, sizeof err) < 0)
-			continue;       /* perf skips what it cannot parse too */
-		if (held) {
-			if (maporder__wants(r.type) && (e = maporder__add(held->mo, &r)) < 0)
-				break;
-			e = stacktab__add_record(st, &r, t);
-			if (e < 0)
-				break;
-			continue;
-		}
-		if (comms && r.type == PERF_RECORD_COMM) {
-			lua_pushinteger(L, (lua_Integer)r.u.comm.tid);
-			lua_pushstring(L, r.u.comm.comm);
-			lua_rawset(L, 3);
-		}
-		if (p)
-			e = add_unwound(p, sym, st, &r, t, mark);
-		else {
-			if (sym && maporder__wants(r.type) && (e = symbolizer__feed(sym, &r)) < 0)
-				break;
-			e = stacktab__add_record(st, &r, t);
-		}
-		if (e < 0)
-			break;
-	}
-	if (n < 0)
-		return lperf_fail(L, perfdata__errmsg(pd), EINVAL);
-	if (e >= 0 && held)
-		e = feed_in_order(L, held->mo, perfdata__evtab(pd), sym, comms);
+	f->gen++;
+	e = perfdata__profile(f->pd, &o, st, &stats, err, sizeof err);
 	if (e < 0)
-		return lperf_fail(L, "out of memory", ENOMEM);
-	memset(&us, 0, sizeof us);
-	if (p && p->u)
-		unwinder__stats(p->u, &us);
-	lua_pushvalue(L, 4);
+		return lperf_fail(L, err, -e);
 	lua_createtable(L, 0, 5);
-	lperf_setbool(L, "dwarf", p != NULL && us.samples > 0);
-	lperf_setu64(L, "unwound", us.samples);
-	lperf_setu64(L, "truncated", us.truncated);
-	lperf_setu64(L, "failed", us.failed);
-	lperf_setu64(L, "frames", us.frames);
-	if (p || held) {
-		/* done with the unwinder, the reopened file, the held records:
-		 * free them now */
-		lua_pushcfunction(L, profiler_close);
-		lua_pushvalue(L, 6);
-		lua_call(L, 1, 0);
-	}
+	lperf_setbool(L, "dwarf", stats.unwind.samples > 0);
+	lperf_setu64(L, "unwound", stats.unwind.samples);
+	lperf_setu64(L, "truncated", stats.unwind.truncated);
+	lperf_setu64(L, "failed", stats.unwind.failed);
+	lperf_setu64(L, "frames", stats.unwind.frames);
 	return 2;
 }
 
@@ -1345,8 +1172,8 @@ void lperf_open_file(lua_State *L)
 	};
 	static const luaL_Reg no_methods[] = { { NULL, NULL } };
 	lperf_newclass(L, FILE_T, methods, file_close);
-	lperf_newclass(L, PROFILER_T, no_methods, profiler_close);
-	lperf_pushu64(L, LPERF_UNWIND_TRUNCATED_ADDR);
+	lperf_newclass(L, UNWINDER_T, no_methods, lunwinder_close);
+	lperf_pushu64(L, PERFDATA_PROFILE_TRUNCATED_ADDR);
 	lua_setfield(L, -2, "UNWIND_TRUNCATED_ADDR");
 	luaL_getmetatable(L, FILE_T);
 	lua_pushcfunction(L, file_tostring);
