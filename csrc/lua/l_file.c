@@ -68,12 +68,11 @@
 #include "event/tracefmt.h"
 #include "sample/session.h"
 #include "symbol/symbolizer.h"
+#include "perfdata/perfdata_record.h"
 #include "profile/perfdata_profile.h"
 #include "unwind/unwind.h"
-#include "base/perf_sys.h"
 #include <stdio.h>
 #include <signal.h>
-#include <time.h>
 
 #define FILE_T "perf.File"
 #define NTYPES 128
@@ -894,17 +893,11 @@ static int writer_add_session(lua_State *L)
 {
 	struct lwriter *lw = checkwriter(L, 1);
 	struct session *s = lperf_checksession(L, 2);
-	const struct evtab *t = session__evtab(s);
-	int i, e;
+	int e = perfdata_writer__add_session(lw->w, s);
 
-	for (i = 0; i < evtab__count(t); i++) {
-		const uint64_t *ids = NULL;
-		size_t n = session__ids(s, i, &ids);
-		e = perfdata_writer__add_event(lw->w, evtab__attr(t, i), evtab__name(t, i), ids, n);
-		if (e < 0)
-			return lperf_fail(L, e == -EBUSY ? "events must be added before the first record"
-					  : strerror(-e), -e);
-	}
+	if (e < 0)
+		return lperf_fail(L, e == -EBUSY ? "events must be added before the first record"
+				  : strerror(-e), -e);
 	lw->has_events = 1;
 	lua_pushboolean(L, 1);
 	return 1;
@@ -948,39 +941,6 @@ static int writer_synthesize(lua_State *L)
 	return 1;
 }
 
-struct drain_ctx {
-	struct perfdata_writer *w;
-	int err;
-	uint64_t n;
-};
-
-static int drain_one(void *arg, const struct perf_event_header *rec)
-{
-	struct drain_ctx *c = arg;
-	int e = perfdata_writer__write(c->w, rec, rec->size);
-	if (e < 0) {
-		c->err = e;
-		return 1;
-	}
-	c->n++;
-	return 0;
-}
-
-/* One pass over every ring, closed by FINISHED_ROUND when it wrote anything. */
-static int drain_pass(struct perfdata_writer *w, struct session *s, uint64_t *n)
-{
-	struct drain_ctx c = { w, 0, 0 };
-	int rc = session__drain_raw(s, drain_one, &c);
-	if (c.err)
-		return c.err;
-	if (rc < 0)
-		return rc;
-	if (c.n)
-		rc = perfdata_writer__finished_round(w);
-	*n += c.n;
-	return rc < 0 ? rc : 0;
-}
-
 static void push_wstats(lua_State *L, const struct perfdata_writer_stats *st)
 {
 	lua_createtable(L, 0, 8);
@@ -1001,7 +961,7 @@ static int writer_drain(lua_State *L)
 
 	if (!lw->has_events)
 		return luaL_error(L, "perf.Writer: add_session() first");
-	e = drain_pass(lw->w, s, &n);
+	e = session__write(s, lw->w, &n);
 	if (e < 0)
 		return lperf_fail(L, strerror(-e), -e);
 	lperf_pushu64(L, n);
@@ -1016,96 +976,42 @@ static void on_sigint(int sig)
 	interrupted = 1;
 }
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-static int snap_one(void *arg, const struct record *r)
-{
-	struct drain_ctx *c = arg;
-	int e = perfdata_writer__write(c->w, r->data, r->size);
-	if (e < 0) {
-		c->err = e;
-		return 1;
-	}
-	c->n++;
-	return 0;
-}
-
-/* A watched task is gone once it exited (a zombie counts as gone). */
-static int task_alive(pid_t pid)
-{
-	char path[64], buf[512];
-	const char *p;
-	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-	if (perf_sys__read_file(path, buf, sizeof buf) <= 0)
-		return 0;
-	p = strrchr(buf, ')');
-	return p && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
-}
-
-/*
- * The recording loop: drains (or, for overwrite rings, only waits) until the
- * target is gone, SIGINT/SIGTERM, or the duration; overwrite rings are then
- * written once, newest records only.
- */
+/* w:record(s, opts) and w:record_overwrite(s, opts): session__record with
+ * SIGINT and SIGTERM ending the recording, not the process, so the file
+ * gets finished; the handlers before are back on return. */
 static int record_loop(lua_State *L, int overwrite)
 {
 	struct lwriter *lw = checkwriter(L, 1);
 	struct session *s = lperf_checksession(L, 2);
-	uint64_t duration = 0, deadline = 0, n = 0;
+	struct session_record_opts o;
+	struct session_record_summary sum;
 	struct sigaction sa, old_int, old_term;
-	int e = 0, done = 0, watch = 0;
+	int e;
 
 	if (!lw->has_events)
 		return luaL_error(L, "perf.Writer: add_session() first");
+	memset(&o, 0, sizeof o);
 	if (!lua_isnoneornil(L, 3)) {
 		luaL_checktype(L, 3, LUA_TTABLE);
-		duration = (uint64_t)lperf_optfield_int(L, 3, "duration_ms", 0);
-		watch = lperf_optfield_int(L, 3, "watch_pid", 0);
+		o.duration_ms = (uint64_t)lperf_optfield_int(L, 3, "duration_ms", 0);
+		o.watch_pid = lperf_optfield_int(L, 3, "watch_pid", 0);
 	}
-	if (duration)
-		deadline = now_ms() + duration;
-	/* Ctrl-C ends the recording, not the process: the file gets finished. */
+	o.overwrite = overwrite;
+	o.stop = &interrupted;
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = on_sigint;
 	sigemptyset(&sa.sa_mask);
 	interrupted = 0;
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
-	while (!done && !interrupted && (!deadline || now_ms() < deadline)) {
-		int rc = session__poll(s, 100, &done);
-		if (rc < 0 && rc != -EINTR) {
-			e = rc;
-			break;
-		}
-		if (!overwrite && (e = drain_pass(lw->w, s, &n)) < 0)
-			break;
-		if (watch > 0 && !task_alive(watch))
-			done = 1;
-	}
-	if (!e) {
-		session__stop(s);
-		if (overwrite) {
-			struct drain_ctx c = { lw->w, 0, 0 };
-			int rc = session__snapshot(s, snap_one, &c);
-			e = c.err ? c.err : rc < 0 ? rc : 0;
-			if (!e && c.n)
-				e = perfdata_writer__finished_round(lw->w);
-		} else {
-			e = drain_pass(lw->w, s, &n);
-		}
-	}
+	e = session__record(s, lw->w, &o, &sum);
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
 	if (e < 0)
 		return lperf_fail(L, strerror(-e), -e);
 	push_wstats(L, perfdata_writer__stats(lw->w));
 	lperf_setbool(L, "interrupted", interrupted);
-	lperf_setbool(L, "done", done);
+	lperf_setbool(L, "done", sum.done);
 	return 1;
 }
 
