@@ -3,6 +3,7 @@
 # -g of deep stacks on every CPU), then in the same run:
 #   perf script > /dev/null          the reference (CPU seconds),
 #   bench/perfdata.c                 the C path: perfdata__next + record__decode,
+#                                    and perfdata__profile (file -> stack table),
 #   bench/perfdata.lua               the Lua iterator and f:scan(), 5.4 and LuaJIT.
 # Figures are MB of perf.data per CPU second; ratios against perf script.
 set -e

@@ -1,6 +1,13 @@
-/* Fuzz target: the perf.data reader over bytes, every record decoded. */
+/*
+ * Fuzz target: the perf.data reader over bytes, every record decoded; then
+ * the perf.data -> profile pipeline (perfdata__profile) over the same
+ * bytes, in both orders: time-ordered (maps fed as they come, DWARF samples
+ * unwound) and file order with the maps records held and fed at the end.
+ */
 #include <stdint.h>
 #include "perfdata/perfdata.h"
+#include "profile/perfdata_profile.h"
+#include "profile/stacktab.h"
 #include "record/record.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -22,10 +29,43 @@ static void read_all(const uint8_t *data, size_t size, size_t max_queue)
 	perfdata__close(pd);
 }
 
+static int count_comm(void *arg, uint32_t pid, uint32_t tid, const char *comm)
+{
+	(void)pid;
+	(void)tid;
+	(void)comm;
+	++*(unsigned *)arg;
+	return 0;
+}
+
+static void profile(const uint8_t *data, size_t size, int unordered)
+{
+	struct perfdata_opts opts = { .unordered = unordered, .max_queue = 1 << 20 };
+	struct perfdata_profile_opts po = { .comm = count_comm, .mark_truncated = 1 };
+	struct perfdata_profile_stats stats;
+	struct perfdata *pd;
+	struct stacktab *st;
+	unsigned comms = 0;
+	char err[512];
+
+	/* file order: the holding path (the unwinding one reads time-ordered) */
+	po.unwind = unordered ? PERFDATA_PROFILE_UNWIND_OFF : PERFDATA_PROFILE_UNWIND_AUTO;
+	po.comm_arg = &comms;
+	if (perfdata__read_buffer(data, size, &opts, &pd, err, sizeof err) != 0)
+		return;
+	if ((st = stacktab__new()) != NULL) {
+		perfdata__profile(pd, &po, st, &stats, err, sizeof err);
+		stacktab__delete(st);
+	}
+	perfdata__close(pd);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	read_all(data, size, 1 << 20);
 	/* A tiny ordering queue: forced flushes and late records. */
 	read_all(data, size, 64);
+	profile(data, size, 0);
+	profile(data, size, 1);
 	return 0;
 }
