@@ -76,6 +76,36 @@ describe("perf.profile", function()
     assert.has_error(function() p:merge(q) end, "attempt to use a closed perf.Profile")
   end)
 
+  it("holds named frames beside addresses, and weights, through merges", function()
+    local a = perf.profile()
+    a:add_stack({ "leaf", 0x401000, "[Lua] f x.lua:3" }, { count = 2, period = 20, pid = 7, weights = { bytes = 100 } })
+    a:add_stack({ "leaf", 0x401000, "[Lua] f x.lua:3" }, { count = 1, period = 10, pid = 7, weights = { bytes = 5 } })
+    a:add_stack({ "0x401000" }, { count = 1, pid = 7 })   -- a string address is an address
+    local b = perf.profile()
+    -- another table interns other names first: a merge goes by name
+    b:add_stack({ "other" }, { count = 3, pid = 7, weights = { waits = 9 } })
+    b:add_stack({ "[Lua] f x.lua:3", "leaf" }, { count = 4, pid = 7, weights = { bytes = 1 } })
+    b:add_stack({ "leaf", 0x401000, "[Lua] f x.lua:3" }, { count = 5, period = 50, pid = 7, weights = { bytes = 2 } })
+    assert(a:merge(b))
+    local got = {}
+    for e in a:stacks() do
+      local t = {}
+      for i, x in ipairs(e.addrs) do t[i] = type(x) == "string" and x or string.format("%#x", x) end
+      got[table.concat(t, ";")] = { e.count, e.period, e.weights and e.weights.bytes or 0,
+        e.weights and e.weights.waits or 0 }
+    end
+    assert.same({
+      ["leaf;0x401000;[Lua] f x.lua:3"] = { 8, 80, 107, 0 },
+      ["0x401000"] = { 1, 1, 0, 0 },
+      ["other"] = { 3, 3, 0, 9 },
+      ["[Lua] f x.lua:3;leaf"] = { 4, 4, 1, 0 },
+    }, got)
+    -- reports name the named frames as they are, root first
+    local folded = a:folded()
+    assert.truthy(folded:find("[Lua] f x.lua:3;[unknown];leaf 8\n", 1, true), folded)
+    assert.truthy(folded:find("\nother 3\n", 1, true) or folded:find("^other 3\n"), folded)
+  end)
+
   it("publishes its methods as perf.core.Profile", function()
     perf.core.Profile.spec_samples = function(self) return (self:total()) end
     local p = perf.profile()

@@ -19,11 +19,11 @@
  * the Lua code that called it).  A sample taken while no Lua function ran
  * (the host's own code) keeps its native chain alone.
  *
- * Stacks are aggregated here as keys of frames (root first, '\2'-joined;
- * native frames as addresses, symbolized once per address at stop) with
- * sample counts, period sums and one sum per counter; the Lua layer
- * (lua/perf/luaprofile.lua) turns them into a stack list, the input of every
- * report.  Named Lua frames do not fit stacktab.c's address-only stacks yet.
+ * Stacks go into the stack table every profile uses (profile/stacktab.h):
+ * native frames as addresses, Lua frames and the VM state as named frames,
+ * counter deltas as weights.  stop() hands the table over as a
+ * perf.Profile; the Lua layer (lua/perf/luaprofile.lua) symbolizes it as
+ * any other profile and adds what is particular to this one.
  */
 #include <dlfcn.h>
 #include <execinfo.h>
@@ -44,6 +44,7 @@
 #include "record/record.h"
 #include "sample/ring.h"
 #include "sample/sigsample.h"
+#include "profile/stacktab.h"
 #include "symbol/symbolizer.h"
 #ifdef LUA_JITLIBNAME
 #include <luajit.h>
@@ -57,7 +58,6 @@
 #define LP_MAX_NATIVE 128       /* native frames per stack */
 #define LP_MAX_CO 64            /* nested coroutine resumes tracked */
 #define LP_FRAME_MAX 256        /* bytes per frame name */
-#define LP_STACK_MAX 32768      /* bytes per folded stack */
 #define LP_NCTR SIGSAMPLE_MAX_COUNTERS
 #define LP_ROOT_CACHE 64
 #define LP_MAX_ROOT 48         /* host frames above the Lua API call */
@@ -91,14 +91,6 @@ struct lp_frame {
 struct lp_resume {
 	struct lp_state *co;
 	lua_State *from;
-};
-
-/* One unique folded stack and what was attributed to it. */
-struct lp_entry {
-	char *key;
-	size_t len;
-	uint64_t hash, count, period;
-	uint64_t ctr[LP_NCTR];
 };
 
 struct lprof {
@@ -142,9 +134,9 @@ struct lprof {
 	atomic_int lj_repairing;
 	lua_Hook lj_saved_hook;
 	int lj_saved_mask, lj_saved_count;
-	/* Aggregation */
-	struct lp_entry *tab;
-	size_t tab_cap, tab_n;
+	/* Aggregation: the stack table stop() hands over, made at start */
+	struct stacktab *st;
+	int32_t pid, tid;
 	uintptr_t rt_lo[4], rt_hi[4]; /* the Lua runtime's executable text */
 	int nrt;
 	uintptr_t exec_lo[LP_MAX_EXEC], exec_hi[LP_MAX_EXEC]; /* all objects' */
@@ -173,7 +165,7 @@ struct lprof {
 	/* Scratch for one stack */
 	char lua_frames[LP_MAX_DEPTH][LP_FRAME_MAX];
 	int nlua;
-	char stack[LP_STACK_MAX];
+	uint64_t fbuf[2 * LP_MAX_NATIVE + LP_MAX_DEPTH + LP_MAX_ROOT + 2];
 	char vmframe[32];
 };
 
@@ -185,155 +177,7 @@ static int lj_busy;                   /* LuaJIT's profiler is process-wide */
 static void (*lj_known_trigger)(int); /* its SIGPROF handler, once seen */
 #endif
 
-/* ---- aggregation ---------------------------------------------------- */
-
-/* Keys run to a kilobyte (a name per frame): eight bytes a step. */
-static uint64_t hash_bytes(const char *s, size_t n)
-{
-	uint64_t h = 0x9e3779b97f4a7c15ULL ^ n, w;
-	size_t i;
-	for (i = 0; i + 8 <= n; i += 8) {
-		memcpy(&w, s + i, 8);
-		h = (h ^ w) * 0xff51afd7ed558ccdULL;
-		h ^= h >> 32;
-	}
-	w = 0;
-	memcpy(&w, s + i, n - i);
-	h = (h ^ w) * 0xc4ceb9fe1a85ec53ULL;
-	return h ^ (h >> 29);
-}
-
-static int tab_grow(struct lprof *p)
-{
-	size_t cap = p->tab_cap ? p->tab_cap * 2 : 256, i;
-	struct lp_entry *t = calloc(cap, sizeof *t);
-	if (t == NULL)
-		return -ENOMEM;
-	for (i = 0; i < p->tab_cap; i++) {
-		struct lp_entry *e = &p->tab[i];
-		size_t j;
-		if (e->key == NULL)
-			continue;
-		for (j = e->hash & (cap - 1); t[j].key != NULL; j = (j + 1) & (cap - 1))
-			;
-		t[j] = *e;
-	}
-	free(p->tab);
-	p->tab = t;
-	p->tab_cap = cap;
-	return 0;
-}
-
-/* Adds count samples of the folded stack s[0..n). */
-static void tab_add(struct lprof *p, const char *s, size_t n, uint64_t count,
-		    uint64_t period, const uint64_t *ctr)
-{
-	uint64_t h = hash_bytes(s, n);
-	size_t j;
-	unsigned k;
-	struct lp_entry *e;
-	if (2 * (p->tab_n + 1) > p->tab_cap && tab_grow(p) < 0) {
-		p->lost += count;
-		return;
-	}
-	for (j = h & (p->tab_cap - 1);; j = (j + 1) & (p->tab_cap - 1)) {
-		e = &p->tab[j];
-		if (e->key == NULL)
-			break;
-		if (e->hash == h && e->len == n && memcmp(e->key, s, n) == 0)
-			goto found;
-	}
-	e->key = malloc(n + 1);
-	if (e->key == NULL) {
-		p->lost += count;
-		return;
-	}
-	memcpy(e->key, s, n);
-	e->key[n] = '\0';
-	e->len = n;
-	e->hash = h;
-	p->tab_n++;
-found:
-	e->count += count;
-	e->period += period;
-	for (k = 0; ctr != NULL && k < p->nctr; k++)
-		e->ctr[k] += ctr[k];
-	p->samples += count;
-}
-
-static void tab_free(struct lprof *p)
-{
-	size_t i;
-	for (i = 0; i < p->tab_cap; i++)
-		free(p->tab[i].key);
-	free(p->tab);
-	p->tab = NULL;
-	p->tab_cap = p->tab_n = 0;
-}
-
 /* ---- native frames --------------------------------------------------- */
-
-/*
- * Native frames go into the folded key as "\x01<hex>" tokens (a return
- * address already minus one, so it names the call site); they are
- * symbolized once per unique address when the profile is returned.
- */
-#define NATIVE_MARK '\x01'
-#define FRAME_SEP '\x02'       /* between frames in keys and results */
-#define DSO_MARK '\x03'        /* native frame: name DSO_MARK object */
-
-static void add_native(luaL_Buffer *b, struct symbolizer **sym, uint64_t addr)
-{
-	struct sym_result r;
-	Dl_info info;
-	char buf[64];
-	const char *name = NULL, *dso = NULL;
-	if (*sym == NULL) {
-		*sym = symbolizer__new();
-		if (*sym != NULL)
-			symbolizer__load_proc(*sym, (uint32_t)getpid());
-	}
-	memset(&r, 0, sizeof r);
-	if (*sym != NULL && symbolizer__resolve(*sym, (uint32_t)getpid(), addr, SYM_NAMES, &r) == 0)
-		name = r.name;
-	dso = r.dso;
-	if (dladdr((void *)(uintptr_t)addr, &info)) {
-		if (name == NULL)
-			name = info.dli_sname;
-		if (dso == NULL)
-			dso = info.dli_fname;
-	}
-	if (name == NULL) {
-		snprintf(buf, sizeof buf, "0x%llx", (unsigned long long)addr);
-		name = buf;
-	}
-	luaL_addchar(b, NATIVE_MARK);
-	luaL_addstring(b, name);
-	luaL_addchar(b, DSO_MARK);
-	luaL_addstring(b, dso != NULL ? dso : "");
-}
-
-/* Rewrites the native tokens of key into names; pushes the result. */
-static void push_named(lua_State *L, struct symbolizer **sym, const char *key, size_t len)
-{
-	luaL_Buffer b;
-	size_t i = 0;
-	luaL_buffinit(L, &b);
-	while (i < len) {
-		size_t j = i;
-		while (j < len && key[j] != NATIVE_MARK)
-			j++;
-		luaL_addlstring(&b, key + i, j - i);
-		if (j < len) {
-			char *end;
-			uint64_t a = strtoull(key + j + 1, &end, 16);
-			add_native(&b, sym, a);
-			j = (size_t)(end - key);
-		}
-		i = j;
-	}
-	luaL_pushresult(&b);
-}
 
 /* Is a an address in some object's executable segments (a real frame)? */
 static int exec_phdr(struct dl_phdr_info *info, size_t size, void *arg)
@@ -474,7 +318,6 @@ static void cache_name(lua_State *L, int fn, const char *name)
 static void frame_name(lua_State *L, lua_Debug *ar, char *out)
 {
 	int fn = lua_gettop(L);
-	char *s;
 	lua_pushlightuserdata(L, &cache_key);
 	lua_rawget(L, LUA_REGISTRYINDEX);
 	lua_pushvalue(L, fn);
@@ -519,9 +362,6 @@ static void frame_name(lua_State *L, lua_Debug *ar, char *out)
 		snprintf(out, LP_FRAME_MAX, "[Lua] %s %s:%d",
 			 ar->name != NULL ? ar->name : "?", ar->short_src, ar->linedefined);
 	}
-	for (s = out; *s != '\0'; s++)
-		if (*s == NATIVE_MARK || *s == FRAME_SEP || *s == DSO_MARK)
-			*s = '?';
 	lua_pushvalue(L, fn);
 	lua_pushstring(L, out);
 	lua_rawset(L, -3);
@@ -567,17 +407,6 @@ static int read_lua_stack(struct lprof *p, lua_State *L, int first)
 }
 
 /* ---- one sample ------------------------------------------------------ */
-
-static size_t put(char *buf, size_t n, const char *s)
-{
-	size_t len = strlen(s);
-	if (n + len + 2 >= LP_STACK_MAX)
-		return n;
-	if (n > 0)
-		buf[n++] = FRAME_SEP;
-	memcpy(buf + n, s, len + 1);  /* with the NUL: the check above left room */
-	return n + len;
-}
 
 /* Is addr inside an exported Lua API function (lua_*, luaL_*, luaJIT_*)?
  * Only the runtime's code can be; dladdr scans symbol tables, so each
@@ -641,30 +470,35 @@ static void capture_root(struct lprof *p, lua_State *L)
 		p->root[p->nroot++] = (uint64_t)(uintptr_t)bt[k] - 1;
 }
 
-static size_t put_native(char *buf, size_t n, uint64_t addr)
+/* Appends the named frame of name to the stack being built. */
+static int put_name(struct lprof *p, unsigned *n, const char *name)
 {
-	char tok[24], *q = tok + sizeof tok - 1;
-	*q = '\0';
-	do {
-		*--q = "0123456789abcdef"[addr & 15];
-		addr >>= 4;
-	} while (addr != 0);
-	*--q = NATIVE_MARK;
-	return put(buf, n, q);
+	if (*n >= sizeof p->fbuf / sizeof p->fbuf[0] ||
+	    stacktab__intern(p->st, name, &p->fbuf[*n]) < 0)
+		return -1;
+	(*n)++;
+	return 0;
+}
+
+static void put_addr(struct lprof *p, unsigned *n, uint64_t addr)
+{
+	if (*n < sizeof p->fbuf / sizeof p->fbuf[0])
+		p->fbuf[(*n)++] = addr;
 }
 
 /*
- * Builds the folded stack, root first.  In Lua: the native frames that
- * called into the runtime, the Lua frames in place of the interpreter's,
- * the VM state, then the native frames the runtime or a C function called
- * (memcpy under string.rep).  Not in Lua (the host's own code): the native
- * frames alone.  chain: user addresses leaf first, already cut where the
- * frame-pointer walk left the executable segments (nchain may be 0).
+ * Builds the stack, leaf first, in p->fbuf.  In Lua: the native frames the
+ * runtime or a C function called (memcpy under string.rep), the VM state,
+ * the Lua frames in place of the interpreter's, then the native frames
+ * that called into the runtime.  Not in Lua (the host's own code): the
+ * native frames alone.  chain: user addresses leaf first, already cut where
+ * the frame-pointer walk left the executable segments (nchain may be 0).
+ * Returns the frame count, or -1 out of memory.
  */
-static size_t build_stack(struct lprof *p, const uint64_t *chain, int nchain, int in_lua)
+static int build_stack(struct lprof *p, const uint64_t *chain, int nchain, int in_lua)
 {
-	size_t n = 0;
-	int i, first_rt = -1, last_rt = -1;
+	unsigned n = 0;
+	int i, first_rt = -1, last_rt = -1, rc = 0;
 	for (i = 0; i < nchain; i++) {
 		if (in_runtime(p, chain[i])) {
 			if (first_rt < 0)
@@ -673,27 +507,40 @@ static size_t build_stack(struct lprof *p, const uint64_t *chain, int nchain, in
 		}
 	}
 	if (!in_lua) {
-		for (i = nchain - 1; i >= 0; i--)
-			n = put_native(p->stack, n, chain[i]);
+		for (i = 0; i < nchain; i++)
+			put_addr(p, &n, chain[i]);
 		if (n == 0)
-			n = put(p->stack, n, "[not in Lua]");
-		return n;
+			rc = put_name(p, &n, "[not in Lua]");
+		return rc < 0 ? -1 : (int)n;
 	}
-	if (p->nroot > 0)
-		for (i = 0; i < p->nroot; i++)
-			n = put_native(p->stack, n, p->root[i]);
-	else
-		for (i = nchain - 1; last_rt >= 0 && i > last_rt; i--)
-			n = put_native(p->stack, n, chain[i]);
-	for (i = p->nlua - 1; i >= 0; i--)
-		n = put(p->stack, n, p->lua_frames[i]);
+	for (i = 0; i < (first_rt < 0 ? nchain : first_rt); i++)
+		put_addr(p, &n, chain[i]);
 	if (p->vmframe[0] != '\0')
-		n = put(p->stack, n, p->vmframe);
-	for (i = (first_rt < 0 ? nchain : first_rt) - 1; i >= 0; i--)
-		n = put_native(p->stack, n, chain[i]);
+		rc |= put_name(p, &n, p->vmframe);
+	for (i = 0; i < p->nlua; i++)
+		rc |= put_name(p, &n, p->lua_frames[i]);
+	if (p->nroot > 0)
+		for (i = p->nroot - 1; i >= 0; i--)
+			put_addr(p, &n, p->root[i]);
+	else
+		for (i = last_rt + 1; last_rt >= 0 && i < nchain; i++)
+			put_addr(p, &n, chain[i]);
 	if (n == 0)
-		n = put(p->stack, n, "[unknown]");
-	return n;
+		rc |= put_name(p, &n, "[unknown]");
+	return rc < 0 ? -1 : (int)n;
+}
+
+/* Adds count samples of the stack built in p->fbuf. */
+static void add_sample(struct lprof *p, int n, uint64_t count, uint64_t period,
+		       const uint64_t *delta)
+{
+	if (n < 0 || p->st == NULL ||
+	    stacktab__add_stack_w(p->st, p->fbuf, (unsigned)n, 0, p->pid, p->tid, p->names[0],
+				  count, period, p->nctr > 0 ? delta : NULL) < 0) {
+		p->lost += count;
+		return;
+	}
+	p->samples += count;
 }
 
 /* Whether addr is in a function that starts threads (the walk is complete). */
@@ -735,7 +582,6 @@ static int on_record(void *arg, const struct perf_event_header *h)
 	uint64_t chain[LP_MAX_NATIVE], ctr[LP_NCTR], delta[LP_NCTR];
 	unsigned n = 0, k;
 	uint64_t i;
-	size_t len;
 	int in_lua;
 
 	if (h->type == PERF_RECORD_LOST) {
@@ -782,8 +628,8 @@ static int on_record(void *arg, const struct perf_event_header *h)
 			if (in_runtime(p, chain[i]))
 				in_lua = 1;
 	}
-	len = build_stack(p, p->native ? chain : NULL, p->native ? (int)n : 0, in_lua);
-	tab_add(p, p->stack, len, 1, r.s.period ? r.s.period : p->fixed_period, delta);
+	add_sample(p, build_stack(p, p->native ? chain : NULL, p->native ? (int)n : 0, in_lua),
+		   1, r.s.period ? r.s.period : p->fixed_period, delta);
 	c->got++;
 	return 0;
 }
@@ -809,7 +655,6 @@ static void take_samples(struct lprof *p)
 	if (n > 0) {
 		uint64_t vals[1 + LP_NCTR], delta[LP_NCTR];
 		unsigned k;
-		size_t len;
 		memset(delta, 0, sizeof delta);
 		if (p->nctr > 0 && sigsample__read(p->ss, vals, 1 + p->nctr, NULL, NULL) == 0) {
 			if (p->have_last)
@@ -818,8 +663,7 @@ static void take_samples(struct lprof *p)
 			memcpy(p->last, vals, sizeof vals);
 			p->have_last = 1;
 		}
-		len = build_stack(p, NULL, 0, p->in_lua);
-		tab_add(p, p->stack, len, n, n * p->fixed_period, delta);
+		add_sample(p, build_stack(p, NULL, 0, p->in_lua), n, n * p->fixed_period, delta);
 	}
 }
 
@@ -1290,7 +1134,8 @@ static void lp_release(lua_State *L, struct lprof *p)
 	p->ss = NULL;
 	evtab__delete(p->evtab);
 	p->evtab = NULL;
-	tab_free(p);
+	stacktab__delete(p->st);
+	p->st = NULL;
 	free(p->frames);
 	p->frames = NULL;
 	symbolizer__delete(p->sym);
@@ -1312,6 +1157,19 @@ static int lp_start(lua_State *L)
 	if (push_profiler(L) != NULL)
 		return lperf_fail(L, "another perf.luaprofile is running on this Lua state", EBUSY);
 	lua_pop(L, 1);
+	if (p->st == NULL) {
+		unsigned k;
+		p->st = stacktab__new();
+		for (k = 0; p->st != NULL && k < p->nctr; k++)
+			if (stacktab__weight(p->st, p->names[k + 1]) < 0) {
+				stacktab__delete(p->st);
+				p->st = NULL;
+			}
+		if (p->st == NULL)
+			return lperf_fail(L, "cannot start the profile: out of memory", ENOMEM);
+	}
+	p->pid = (int32_t)getpid();
+	p->tid = (int32_t)sigsample__tid(p->ss);
 	p->codepth = 0;
 	p->have_last = 0;
 	p->epoch++;
@@ -1428,15 +1286,13 @@ static int lp_frame(lua_State *L)
 
 /*
  * Stops and returns the raw profile: { event=, counters={names}, samples=,
- * lost=, unattributed=, signals=, stacks={ {folded, count, period, c1, ...} } }.
+ * lost=, unattributed=, signals=, profile=<perf.Profile>, frames={...} }.
  * The aggregation is reset, so start() begins a new profile.
  */
 static int lp_stop(lua_State *L)
 {
 	struct lprof *p = check_open(L);
-	size_t i, n = 0;
 	unsigned k;
-	struct symbolizer *sym = NULL;
 	lp_halt(L, p);
 	lua_createtable(L, 0, 8);
 	lperf_setstr(L, "event", p->names[0]);
@@ -1453,25 +1309,16 @@ static int lp_stop(lua_State *L)
 	lperf_setu64(L, "safepoints", p->hooks);
 	lperf_setu64(L, "safepoint_ns", p->safepoint_ns);
 	lperf_setbool(L, "native", p->native && p->ring != NULL);
-	lua_createtable(L, (int)p->tab_n, 0);
-	for (i = 0; i < p->tab_cap; i++) {
-		struct lp_entry *e = &p->tab[i];
-		if (e->key == NULL)
-			continue;
-		lua_createtable(L, 3 + (int)p->nctr, 0);
-		push_named(L, &sym, e->key, e->len);
-		lua_rawseti(L, -2, 1);
-		lperf_pushu64(L, e->count);
-		lua_rawseti(L, -2, 2);
-		lperf_pushu64(L, e->period);
-		lua_rawseti(L, -2, 3);
-		for (k = 0; k < p->nctr; k++) {
-			lperf_pushu64(L, e->ctr[k]);
-			lua_rawseti(L, -2, 4 + (int)k);
-		}
-		lua_rawseti(L, -2, (int)++n);
+	/* The stack table goes to a perf.Profile; start() makes a new one. */
+	if (p->st != NULL) {
+		*lperf_newprofile(L) = p->st;
+		p->st = NULL;
+	} else {
+		struct stacktab **slot = lperf_newprofile(L);
+		if ((*slot = stacktab__new()) == NULL)
+			return lperf_fail(L, "out of memory", ENOMEM);
 	}
-	lua_setfield(L, -2, "stacks");
+	lua_setfield(L, -2, "profile");
 	{
 		/* frames = { {index, duration, samples}, ... }, oldest first */
 		uint64_t first = p->frames_n > p->frames_cap ? p->frames_n - p->frames_cap : 0, j;
@@ -1491,8 +1338,6 @@ static int lp_stop(lua_State *L)
 		lperf_setu64(L, "frames_total", p->frames_n);
 		p->frames_n = 0;
 	}
-	symbolizer__delete(sym);
-	tab_free(p);
 	p->samples = p->lost = p->unattributed = p->hooks = p->safepoint_ns = 0;
 	return 1;
 }

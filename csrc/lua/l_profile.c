@@ -10,12 +10,14 @@
  *   p:count()                     -> unique stacks
  *   for e in p:stacks() do ... end
  *       e = { addrs = { leaf first }, kernel = n leading kernel addrs,
- *             count=, period=, pid=, tid=, comm=, event= }
+ *             count=, period=, pid=, tid=, comm=, event=, weights = { name = v } }
+ *       (a named frame, a Lua function or a VM state, is a string in addrs)
  *   p:comm(pid), p:meta() -> { samples=, period=, stacks=, lost=, throttled=, ... }
  *   p:symbolizer()                the symbolizer fed with it (a session's), or nil
  *
  * The methods table is perf.core.Profile, so Lua code can add methods.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <string.h>
 #include "binding.h"
@@ -145,10 +147,22 @@ static void push_entry(lua_State *L, struct stacktab *st, size_t i)
 	lua_createtable(L, 0, 8);
 	lua_createtable(L, (int)e.nr, 0);
 	for (j = 0; j < e.nr; j++) {
-		lperf_pushu64(L, e.addrs[j]);
+		/* a named frame (a Lua function, a VM state) is its name */
+		const char *name = stacktab__is_named(e.addrs[j]) ? stacktab__name(st, e.addrs[j]) : NULL;
+		if (name != NULL)
+			lua_pushstring(L, name);
+		else
+			lperf_pushu64(L, e.addrs[j]);
 		lua_rawseti(L, -2, (int)j + 1);
 	}
 	lua_setfield(L, -2, "addrs");
+	if (e.weights != NULL) {
+		unsigned k, nw = stacktab__nweights(st);
+		lua_createtable(L, 0, (int)nw);
+		for (k = 0; k < nw; k++)
+			lperf_setu64(L, stacktab__weight_name(st, k), e.weights[k]);
+		lua_setfield(L, -2, "weights");
+	}
 	lperf_setint(L, "kernel", e.nkernel);
 	lperf_setu64(L, "count", e.count);
 	lperf_setu64(L, "period", e.period);
@@ -195,19 +209,42 @@ static int p_merge(lua_State *L)
 	return 1;
 }
 
-/* Reads addrs (a Lua array) into buf; returns the count. */
-static unsigned read_addrs(lua_State *L, int t, uint64_t *buf, unsigned cap)
+/* An address written as a string ("0x7f..." or decimal: how 64-bit values
+ * travel on LuaJIT), not a name. */
+static int is_addr_string(lua_State *L, int idx)
+{
+	const char *s = lua_tostring(L, idx);
+	size_t i = 0;
+
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+		for (i = 2; isxdigit((unsigned char)s[i]); i++)
+			;
+	else
+		while (isdigit((unsigned char)s[i]))
+			i++;
+	return i > 0 && s[i] == '\0' && !(i == 2 && s[0] == '0');
+}
+
+/* Reads addrs (a Lua array: addresses, or strings for named frames, which
+ * st interns) into buf; returns the count, or -errno. */
+static int read_addrs(lua_State *L, struct stacktab *st, int t, uint64_t *buf, unsigned cap)
 {
 	unsigned n = (unsigned)lua_rawlen(L, t), i;
+	int rc;
 
 	if (n > cap)
 		luaL_error(L, "stack of %u addresses exceeds %u", n, cap);
 	for (i = 0; i < n; i++) {
 		lua_rawgeti(L, t, (int)i + 1);
-		buf[i] = lperf_checku64(L, -1);
+		if (lua_type(L, -1) == LUA_TSTRING && !is_addr_string(L, -1)) {
+			if ((rc = stacktab__intern(st, lua_tostring(L, -1), &buf[i])) < 0)
+				return rc;
+		} else {
+			buf[i] = lperf_checku64(L, -1);
+		}
 		lua_pop(L, 1);
 	}
-	return n;
+	return (int)n;
 }
 
 #define MAX_ADDRS 4096
@@ -227,11 +264,35 @@ static int add_common(lua_State *L, struct stacktab *st, int addrs_idx, int t,
 		      unsigned nkernel, uint64_t count, uint64_t period)
 {
 	uint64_t *buf = lua_newuserdatauv(L, MAX_ADDRS * sizeof(uint64_t), 0);
-	unsigned n = read_addrs(L, addrs_idx, buf, MAX_ADDRS);
+	uint64_t w[STACKTAB_MAX_WEIGHTS];
+	int n = read_addrs(L, st, addrs_idx, buf, MAX_ADDRS);
 	int pid = lperf_optfield_int(L, t, "pid", -1);
 	int tid = lperf_optfield_int(L, t, "tid", -1);
 	const char *ev = lperf_optfield_str(L, t, "event", "");
-	int rc = stacktab__add_stack(st, buf, n, nkernel, pid, tid, ev, count, period);
+	int rc = n < 0 ? n : 0, has_w = 0;
+
+	/* weights = { name = value }: declared as they come */
+	memset(w, 0, sizeof w);
+	lua_getfield(L, t, "weights");
+	if (rc == 0 && lua_istable(L, -1)) {
+		lua_pushnil(L);
+		while (rc == 0 && lua_next(L, -2)) {
+			int k = lua_type(L, -2) == LUA_TSTRING
+				? stacktab__weight(st, lua_tostring(L, -2)) : -EINVAL;
+			if (k < 0)
+				rc = k;
+			else
+				w[k] = lperf_checku64(L, -1);
+			has_w = 1;
+			lua_pop(L, 1);
+		}
+		if (rc != 0)
+			lua_pop(L, 1);
+	}
+	lua_pop(L, 1);
+	if (rc == 0)
+		rc = stacktab__add_stack_w(st, buf, (unsigned)n, nkernel, pid, tid, ev, count, period,
+					   has_w ? w : NULL);
 
 	lua_pop(L, 1);
 	if (rc)
@@ -240,7 +301,8 @@ static int add_common(lua_State *L, struct stacktab *st, int addrs_idx, int t,
 	return 1;
 }
 
-/* p:add_stack(addrs, {count=, period=, pid=, tid=, event=, kernel=}) */
+/* p:add_stack(addrs, {count=, period=, pid=, tid=, event=, kernel=, weights=}):
+ * a string in addrs is a named frame; weights = { name = value }. */
 static int p_add_stack(lua_State *L)
 {
 	struct stacktab *st = lperf_checkprofile(L, 1);

@@ -31,61 +31,58 @@ return function(perf)
   local LP = {}
   LP.__index = LP
 
-  -- "\1name\3dso" is native; "[Lua] name src:line" a Lua function.
-  local function make_frame(tok, cache)
-    local f = cache[tok]
-    if f then return f end
-    if tok:byte(1) == 1 then
-      local name, dso = tok:match("^\1([^\3]*)\3(.*)$")
-      f = { name = name, dso = dso ~= "" and dso or nil, kind = "user" }
-    else
-      f = { name = tok, kind = "lua" }
-      local src, line = tok:match("^%[Lua%] .- (.*):(%d+)$")
-      if src then f.file, f.line = src, tonumber(line) end
-    end
-    cache[tok] = f
-    return f
-  end
-
-  -- The stack list of a raw result: unique stacks (native addresses that
-  -- resolved to one name are merged), frames root first.
+  -- The stack list of a raw result: its perf.Profile symbolized as any
+  -- other (named frames are the Lua ones), the VM state taken out of the
+  -- frames, counter deltas from the weights, and stacks whose native
+  -- addresses resolved to the same names merged; frames root first.
   local function to_list(raw)
-    local list, index, cache = {}, {}, {}
+    local list, index = {}, {}
     local samples, period = 0, 0
     local names = raw.counters or {}
-    for _, e in ipairs(raw.stacks) do
-      local key = e[1]
+    local symbolized = raw.profile:stacklist()
+    raw.profile:close()
+    for _, s in ipairs(symbolized) do
+      local frames, vmstate, vmpos = {}, nil, nil
+      for _, f in ipairs(s.frames) do
+        local vm = f.kind == "lua" and f.name:match("^%[vm:(.*)%]$")
+        if vm then
+          vmstate, vmpos = vm, #frames + 1
+        else
+          -- every frame has a name here: an unresolved address is named
+          -- after its object, as perf does ("[libfoo.so]", "[unknown]")
+          if not f.name then f.name = perf.stacks.label(f) end
+          frames[#frames + 1] = f
+        end
+      end
+      -- Unwound roots go past __libc_start_call_main, where the kernel's
+      -- frame-pointer chains (glibc has none) stop: start all there.
+      for i = 1, math.min(3, #frames) do
+        if frames[i].name == "__libc_start_call_main" then
+          for _ = 1, i - 1 do table.remove(frames, 1) end
+          if vmpos then vmpos = vmpos - (i - 1) end
+          break
+        end
+      end
+      local parts = { vmstate or "" }
+      for i, f in ipairs(frames) do
+        parts[i + 1] = f.name .. "\1" .. (f.dso or "")
+      end
+      local key = table.concat(parts, "\2")
       local st = index[key]
       if not st then
-        local frames, vmstate, vmpos = {}, nil, nil
-        for tok in (key .. "\2"):gmatch("([^\2]*)\2") do
-          local vm = tok:match("^%[vm:(.*)%]$")
-          if vm then
-            vmstate, vmpos = vm, #frames + 1
-          else
-            frames[#frames + 1] = make_frame(tok, cache)
-          end
-        end
-        -- Unwound roots go past __libc_start_call_main, where the kernel's
-        -- frame-pointer chains (glibc has none) stop: start all there.
-        for i = 1, math.min(3, #frames) do
-          if frames[i].name == "__libc_start_call_main" then
-            for _ = 1, i - 1 do table.remove(frames, 1) end
-            if vmpos then vmpos = vmpos - (i - 1) end
-            break
-          end
-        end
         st = { frames = frames, count = 0, period = 0, event = raw.event,
           counters = {}, vmstate = vmstate, vmpos = vmpos }
         for _, n in ipairs(names) do st.counters[n] = 0 end
         index[key] = st
         list[#list + 1] = st
       end
-      st.count = st.count + e[2]
-      st.period = st.period + e[3]
-      for i, n in ipairs(names) do st.counters[n] = st.counters[n] + e[3 + i] end
-      samples = samples + e[2]
-      period = period + e[3]
+      st.count = st.count + s.count
+      st.period = st.period + s.period
+      for _, n in ipairs(names) do
+        st.counters[n] = st.counters[n] + (s.weights and tonumber(s.weights[n]) or 0)
+      end
+      samples = samples + s.count
+      period = period + s.period
     end
     list.meta = { event = raw.event, samples = samples, period = period,
       lost = tonumber(raw.lost) or 0, throttled = 0,

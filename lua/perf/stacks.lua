@@ -90,10 +90,24 @@ local function make_frame(r, addr, is_kernel)
   return f
 end
 
+-- A named frame of a profile (a string in addrs: a Lua function "[Lua] name
+-- file:line", a C function reached from Lua, a VM state "[vm:...]").
+local named_cache = setmetatable({}, { __mode = "v" })
+local function named_frame(name)
+  local f = named_cache[name]
+  if f then return f end
+  f = { name = name, kind = "lua" }
+  local src, line = name:match("^%[Lua%] .- (.*):(%d+)$")
+  if src then f.file, f.line = src, tonumber(line) end
+  named_cache[name] = f
+  return f
+end
+
 -- Builds a stack list from entries: an iterator returning tables
 -- { addrs = { leaf first }, count=, period=, pid=, tid=, comm=, cpu=, time=,
 --   event=, kernel = n (optional: how many of addrs, from the leaf, are
---   kernel) }, and a resolver (M.resolver) or nil (unsymbolized).
+--   kernel), weights = { name = value } (optional) }, and a resolver
+-- (M.resolver) or nil (unsymbolized).  A string in addrs is a named frame.
 -- Every unique address of an address space is resolved once, in one
 -- batch per space.  opts.inline: expand inline chains into frames.
 function M.build(entries, resolver, opts)
@@ -113,7 +127,7 @@ function M.build(entries, resolver, opts)
     local seen, list = sp.seen, sp.addrs
     for i = from, to do
       local a = addrs[i]
-      if not seen[a] then
+      if not seen[a] and type(a) ~= "string" then
         seen[a] = true
         list[#list + 1] = a
       end
@@ -131,9 +145,11 @@ function M.build(entries, resolver, opts)
     else
       for i = 1, n do
         local a = addrs[i]
-        local is_k = M.is_kernel_addr(a)
-        local key = is_k and "k" or pid
-        add_unique(spaces[key] or space(key, is_k and -1 or pid, is_k), addrs, i, i)
+        if type(a) ~= "string" then
+          local is_k = M.is_kernel_addr(a)
+          local key = is_k and "k" or pid
+          add_unique(spaces[key] or space(key, is_k and -1 or pid, is_k), addrs, i, i)
+        end
       end
     end
   end
@@ -186,9 +202,13 @@ function M.build(entries, resolver, opts)
     if nk and nk > n then nk = n end
     for i = n, 1, -1 do
       local a = addrs[i]
-      local kernel
-      if nk then kernel = i <= nk else kernel = M.is_kernel_addr(a) end
-      local fr = (kernel and kframes or uframes)[a]
+      local kernel, fr
+      if type(a) == "string" then
+        fr = { named_frame(a) }
+      else
+        if nk then kernel = i <= nk else kernel = M.is_kernel_addr(a) end
+        fr = (kernel and kframes or uframes)[a]
+      end
       if fr[2] == nil then
         nf = nf + 1
         frames[nf] = fr[1]
@@ -202,7 +222,7 @@ function M.build(entries, resolver, opts)
     local count = e.count or 1
     local st = { frames = frames, count = count, period = e.period or count,
       comm = e.comm, pid = e.pid, tid = e.tid, cpu = e.cpu, time = e.time,
-      event = e.event }
+      event = e.event, weights = e.weights }
     list[#list + 1] = st
     samples = samples + count
     period = period + st.period

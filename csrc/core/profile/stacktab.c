@@ -44,6 +44,15 @@ struct stacktab {
 	int32_t cache_ev[64];
 	uint64_t scratch[PERF_MAX_STACK_DEPTH * 4 + 8];
 	struct stacktab_meta meta;
+	/* Named frames: the names, and a hash of their indices. */
+	char **names;
+	uint32_t nnames, names_cap;
+	uint32_t *name_slots;        /* name index + 1; 0 empty */
+	size_t name_nslots;
+	/* Weights: STACKTAB_MAX_WEIGHTS a stack (NULL until one is declared). */
+	char *wnames[STACKTAB_MAX_WEIGHTS];
+	unsigned nweights;
+	uint64_t *w;
 };
 
 struct stacktab *stacktab__new(void)
@@ -71,6 +80,13 @@ void stacktab__delete(struct stacktab *st)
 		free(st->events[i]);
 	for (i = 0; i < st->comm_slots; i++)
 		free(st->comms[i].comm);
+	for (i = 0; i < st->nnames; i++)
+		free(st->names[i]);
+	for (i = 0; i < st->nweights; i++)
+		free(st->wnames[i]);
+	free(st->names);
+	free(st->name_slots);
+	free(st->w);
 	free(st->events);
 	free(st->comms);
 	free(st->e);
@@ -220,8 +236,18 @@ static inline int same_key(const uint64_t *a, const uint64_t *b, unsigned n)
  * known stack costs a hash, a probe and one compare, no copy.  The
  * addresses without markers are made once, when a stack is new.
  */
+static void add_weights(struct stacktab *st, size_t i, const uint64_t *w)
+{
+	uint64_t *d = st->w + i * STACKTAB_MAX_WEIGHTS;
+	unsigned k;
+
+	for (k = 0; k < st->nweights; k++)
+		d[k] += w[k];
+}
+
 static int add(struct stacktab *st, const uint64_t *key, unsigned nkey,
-	       uint32_t ev, int32_t pid, int32_t tid, uint64_t count, uint64_t period)
+	       uint32_t ev, int32_t pid, int32_t tid, uint64_t count, uint64_t period,
+	       const uint64_t *w)
 {
 	uint64_t h;
 	size_t j;
@@ -238,6 +264,8 @@ static int add(struct stacktab *st, const uint64_t *key, unsigned nkey,
 		    same_key(st->arena + e->key, key, nkey)) {
 			e->count += count;
 			e->period += period;
+			if (w && st->w)
+				add_weights(st, st->last - 1, w);
 			goto done;
 		}
 	}
@@ -251,6 +279,8 @@ static int add(struct stacktab *st, const uint64_t *key, unsigned nkey,
 			e->count += count;
 			e->period += period;
 			st->last = st->slots[j];
+			if (w && st->w)
+				add_weights(st, st->last - 1, w);
 			goto done;
 		}
 		j = (j + 1) & (st->nslots - 1);
@@ -263,6 +293,14 @@ static int add(struct stacktab *st, const uint64_t *key, unsigned nkey,
 		if (!e)
 			return -ENOMEM;
 		st->e = e;
+		if (st->w) {
+			uint64_t *nw = realloc(st->w, cap * STACKTAB_MAX_WEIGHTS * sizeof *nw);
+			if (!nw)
+				return -ENOMEM;
+			memset(nw + st->cap * STACKTAB_MAX_WEIGHTS, 0,
+			       (cap - st->cap) * STACKTAB_MAX_WEIGHTS * sizeof *nw);
+			st->w = nw;
+		}
 		st->cap = cap;
 	}
 	if (reserve(st, 2 * (size_t)nkey + 1))  /* + 1: never a NULL arena, even for an empty stack */
@@ -283,6 +321,8 @@ static int add(struct stacktab *st, const uint64_t *key, unsigned nkey,
 	e->tid = tid;
 	e->count = count;
 	e->period = period;
+	if (w && st->w)
+		add_weights(st, st->nr, w);
 	st->slots[j] = (uint32_t)++st->nr;
 	st->last = st->slots[j];
 	if (st->nr * 2 > st->nslots && grow_slots(st))
@@ -316,6 +356,13 @@ int stacktab__add_stack(struct stacktab *st, const uint64_t *addrs, unsigned nr,
 			unsigned nkernel, int32_t pid, int32_t tid, const char *event,
 			uint64_t count, uint64_t period)
 {
+	return stacktab__add_stack_w(st, addrs, nr, nkernel, pid, tid, event, count, period, NULL);
+}
+
+int stacktab__add_stack_w(struct stacktab *st, const uint64_t *addrs, unsigned nr,
+			  unsigned nkernel, int32_t pid, int32_t tid, const char *event,
+			  uint64_t count, uint64_t period, const uint64_t *w)
+{
 	uint64_t *key = st->scratch;
 	uint32_t ev;
 	int rc;
@@ -332,7 +379,7 @@ int stacktab__add_stack(struct stacktab *st, const uint64_t *addrs, unsigned nr,
 		if (!key)
 			return -ENOMEM;
 	}
-	rc = add(st, key, canonical(addrs, nr, nkernel, key), ev, pid, tid, count, period);
+	rc = add(st, key, canonical(addrs, nr, nkernel, key), ev, pid, tid, count, period, w);
 	if (key != st->scratch)
 		free(key);
 	return rc;
@@ -384,7 +431,7 @@ static int add_sample(struct stacktab *st, const struct record *r, const struct 
 		return -ENOMEM;
 	return add(st, key, nkey, ev,
 		   (s->type & PERF_SAMPLE_TID) ? (int32_t)s->pid : -1,
-		   (s->type & PERF_SAMPLE_TID) ? (int32_t)s->tid : -1, 1, period);
+		   (s->type & PERF_SAMPLE_TID) ? (int32_t)s->tid : -1, 1, period, NULL);
 }
 
 /* Fixed-size u64 fields a sample may have before its callchain, in order. */
@@ -442,7 +489,7 @@ int stacktab__add_sample_raw(struct stacktab *st, const struct evtab *t, const v
 	if (sample_event(st, 0, t, &ev))
 		return -ENOMEM;
 	if (add(st, (const uint64_t *)(const void *)(p + pos), (unsigned)nr, ev,
-		has_tid ? (int32_t)pid : -1, has_tid ? (int32_t)tid : -1, 1, period))
+		has_tid ? (int32_t)pid : -1, has_tid ? (int32_t)tid : -1, 1, period, NULL))
 		return -ENOMEM;
 	return 1;
 }
@@ -558,21 +605,62 @@ long stacktab__add_records(struct stacktab *st, const struct evtab *t,
 	return (long)off;
 }
 
-int stacktab__merge(struct stacktab *dst, const struct stacktab *src)
+/* src's key with its named frames renamed into dst's names (out holds n). */
+static int remap_names(struct stacktab *dst, const struct stacktab *src,
+		       const uint64_t *key, unsigned n, uint64_t *out)
 {
-	size_t i;
+	unsigned i;
 	int rc;
 
-	for (i = 0; i < src->nr; i++) {
-		const struct st_entry *e = &src->e[i];
-		uint32_t ev;
-		rc = event_index(dst, src->events[e->ev], &ev);
-		if (!rc)
-			rc = add(dst, src->arena + e->key, e->nkey, ev, e->pid, e->tid,
-				 e->count, e->period);
-		if (rc)
+	for (i = 0; i < n; i++) {
+		out[i] = key[i];
+		if (stacktab__is_named(key[i]) &&
+		    (rc = stacktab__intern(dst, stacktab__name(src, key[i]), &out[i])))
 			return rc;
 	}
+	return 0;
+}
+
+int stacktab__merge(struct stacktab *dst, const struct stacktab *src)
+{
+	uint64_t w[STACKTAB_MAX_WEIGHTS], *key = NULL;
+	int wmap[STACKTAB_MAX_WEIGHTS];
+	size_t i, keycap = 0;
+	unsigned k;
+	int rc = 0;
+
+	for (k = 0; k < src->nweights; k++)
+		if ((wmap[k] = stacktab__weight(dst, src->wnames[k])) < 0)
+			return wmap[k];
+	for (i = 0; i < src->nr && !rc; i++) {
+		const struct st_entry *e = &src->e[i];
+		const uint64_t *ekey = src->arena + e->key;
+		uint32_t ev;
+		if (src->nnames > 0) {
+			if (e->nkey > keycap) {
+				uint64_t *nk = realloc(key, e->nkey * sizeof *nk);
+				if (!nk) {
+					rc = -ENOMEM;
+					break;
+				}
+				key = nk;
+				keycap = e->nkey;
+			}
+			if ((rc = remap_names(dst, src, ekey, e->nkey, key)))
+				break;
+			ekey = key;
+		}
+		memset(w, 0, sizeof w);
+		for (k = 0; src->w && k < src->nweights; k++)
+			w[wmap[k]] = src->w[i * STACKTAB_MAX_WEIGHTS + k];
+		rc = event_index(dst, src->events[e->ev], &ev);
+		if (!rc)
+			rc = add(dst, ekey, e->nkey, ev, e->pid, e->tid, e->count, e->period,
+				 src->nweights ? w : NULL);
+	}
+	free(key);
+	if (rc)
+		return rc;
 	for (i = 0; i < src->comm_slots; i++)
 		if (src->comms[i].comm &&
 		    (rc = stacktab__set_comm(dst, src->comms[i].pid, src->comms[i].comm)))
@@ -601,6 +689,107 @@ void stacktab__get(const struct stacktab *st, size_t i, struct stacktab_entry *o
 	out->event = st->events[e->ev];
 	out->count = e->count;
 	out->period = e->period;
+	out->weights = st->w && st->nweights ? st->w + i * STACKTAB_MAX_WEIGHTS : NULL;
+}
+
+/* FNV-1a over a name. */
+static uint64_t name_hash(const char *s)
+{
+	uint64_t h = UINT64_C(1469598103934665603);
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * UINT64_C(1099511628211);
+	return h;
+}
+
+static int grow_names(struct stacktab *st)
+{
+	size_t n = st->name_nslots ? st->name_nslots * 2 : 256, i;
+	uint32_t *s = calloc(n, sizeof *s);
+
+	if (!s)
+		return -ENOMEM;
+	for (i = 0; i < st->nnames; i++) {
+		size_t j = name_hash(st->names[i]) & (n - 1);
+		while (s[j])
+			j = (j + 1) & (n - 1);
+		s[j] = (uint32_t)(i + 1);
+	}
+	free(st->name_slots);
+	st->name_slots = s;
+	st->name_nslots = n;
+	return 0;
+}
+
+int stacktab__intern(struct stacktab *st, const char *name, uint64_t *frame)
+{
+	size_t j;
+
+	if (!name)
+		name = "";
+	if (2 * ((size_t)st->nnames + 1) > st->name_nslots && grow_names(st))
+		return -ENOMEM;
+	for (j = name_hash(name) & (st->name_nslots - 1); st->name_slots[j];
+	     j = (j + 1) & (st->name_nslots - 1)) {
+		uint32_t i = st->name_slots[j] - 1;
+		if (!strcmp(st->names[i], name)) {
+			*frame = STACKTAB_NAMED | i;
+			return 0;
+		}
+	}
+	if (st->nnames == st->names_cap) {
+		uint32_t cap = st->names_cap ? st->names_cap * 2 : 64;
+		char **nn = realloc(st->names, cap * sizeof *nn);
+		if (!nn)
+			return -ENOMEM;
+		st->names = nn;
+		st->names_cap = cap;
+	}
+	st->names[st->nnames] = strdup(name);
+	if (!st->names[st->nnames])
+		return -ENOMEM;
+	st->name_slots[j] = ++st->nnames;
+	*frame = STACKTAB_NAMED | (st->nnames - 1);
+	return 0;
+}
+
+const char *stacktab__name(const struct stacktab *st, uint64_t frame)
+{
+	uint64_t i = frame & ~STACKTAB_NAMED_MASK;
+
+	if (!stacktab__is_named(frame) || i >= st->nnames)
+		return NULL;
+	return st->names[i];
+}
+
+int stacktab__weight(struct stacktab *st, const char *name)
+{
+	unsigned k;
+
+	for (k = 0; k < st->nweights; k++)
+		if (!strcmp(st->wnames[k], name))
+			return (int)k;
+	if (st->nweights == STACKTAB_MAX_WEIGHTS)
+		return -E2BIG;
+	if (!st->w) {
+		st->w = calloc((st->cap ? st->cap : 1) * STACKTAB_MAX_WEIGHTS, sizeof *st->w);
+		if (!st->w)
+			return -ENOMEM;
+	}
+	st->wnames[st->nweights] = strdup(name);
+	if (!st->wnames[st->nweights])
+		return -ENOMEM;
+	return (int)st->nweights++;
+}
+
+unsigned stacktab__nweights(const struct stacktab *st)
+{
+	return st->nweights;
+}
+
+const char *stacktab__weight_name(const struct stacktab *st, unsigned k)
+{
+	return k < st->nweights ? st->wnames[k] : NULL;
 }
 
 void stacktab__meta(const struct stacktab *st, struct stacktab_meta *m)

@@ -5,7 +5,12 @@
  * no Lua.  Also keeps the last COMM seen per pid, and lost/throttle counts.
  *
  * Addresses are stored leaf first (the kernel's order: addrs[0] is the
- * sampled ip), with the number of leading kernel addresses.
+ * sampled ip), with the number of leading kernel addresses.  A frame may
+ * also be a name (a Lua function, a VM state, "[unknown]"), interned in
+ * the table: every source of stacks (sessions, perf.data, DWARF unwinds,
+ * the in-process profiler) fills the same table.  Beside the sample count
+ * and period, a stack carries up to STACKTAB_MAX_WEIGHTS named weights
+ * (counter deltas, time off CPU, bytes allocated).
  * Implemented in stacktab.c.  Plain C, no Lua.
  */
 #ifndef LUAPERF_STACKTAB_H
@@ -17,13 +22,37 @@
 
 struct stacktab;
 
+/* A named frame: a value no address takes (on 64-bit machines it is not a
+ * canonical address, and 32-bit addresses are below it) holding the index
+ * of a name interned in the table. */
+#define STACKTAB_NAMED UINT64_C(0x4c50000000000000)
+#define STACKTAB_NAMED_MASK UINT64_C(0xffff000000000000)
+static inline int stacktab__is_named(uint64_t frame)
+{
+	return (frame & STACKTAB_NAMED_MASK) == STACKTAB_NAMED;
+}
+
+#define STACKTAB_MAX_WEIGHTS 8
+
 struct stacktab_entry {
-	const uint64_t *addrs;      /* nr addresses, leaf first */
+	const uint64_t *addrs;      /* nr frames, leaf first (addresses or named) */
 	unsigned nr, nkernel;       /* nkernel: leading kernel addresses */
 	int32_t pid, tid;
 	const char *event;          /* the event's name ("" when unknown) */
 	uint64_t count, period;
+	const uint64_t *weights;    /* stacktab__nweights values, or NULL when none */
 };
+
+/* The named frame for name (interned once).  0 or -ENOMEM. */
+int stacktab__intern(struct stacktab *st, const char *name, uint64_t *frame);
+/* The name of a named frame of st, or NULL. */
+const char *stacktab__name(const struct stacktab *st, uint64_t frame);
+
+/* Declares a weight column (the same name gives the same index); its index,
+ * or -E2BIG past STACKTAB_MAX_WEIGHTS, -ENOMEM. */
+int stacktab__weight(struct stacktab *st, const char *name);
+unsigned stacktab__nweights(const struct stacktab *st);
+const char *stacktab__weight_name(const struct stacktab *st, unsigned k);
 
 struct stacktab *stacktab__new(void);
 void stacktab__delete(struct stacktab *st);
@@ -35,6 +64,10 @@ void stacktab__delete(struct stacktab *st);
 int stacktab__add_stack(struct stacktab *st, const uint64_t *addrs, unsigned nr,
 			unsigned nkernel, int32_t pid, int32_t tid, const char *event,
 			uint64_t count, uint64_t period);
+/* The same with weights w[0..stacktab__nweights) added to the stack's. */
+int stacktab__add_stack_w(struct stacktab *st, const uint64_t *addrs, unsigned nr,
+			  unsigned nkernel, int32_t pid, int32_t tid, const char *event,
+			  uint64_t count, uint64_t period, const uint64_t *w);
 
 /*
  * Adds a decoded record: a SAMPLE adds its stack (callchain with context
@@ -67,7 +100,8 @@ int stacktab__add_sample_raw(struct stacktab *st, const struct evtab *t, const v
 long stacktab__add_records(struct stacktab *st, const struct evtab *t,
 			   const void *buf, size_t len, char *err, size_t errlen);
 
-/* Adds every stack, comm and count of src into dst. */
+/* Adds every stack, comm and count of src into dst (names and weights
+ * matched by name). */
 int stacktab__merge(struct stacktab *dst, const struct stacktab *src);
 
 /* Unique stacks; entry i for 0 <= i < stacktab__count (in insertion order). */
