@@ -1,5 +1,5 @@
 #!/bin/sh
-# perf.luaprofile overhead (figures in bench/luaprofile.md):
+# perf.luaprofile overhead (figures in bench/luaprofile.md and BENCHMARKS.md):
 #  1. a CPU-bound Lua benchmark, unprofiled vs profiled at 99/999 Hz (and
 #     vs jit.p at the same rates on LuaJIT), one process per interpreter;
 #     the C loop of bench/luaprofile_sigcost.c gives the kernel's part;
@@ -12,6 +12,9 @@ ROUNDS=${ROUNDS:-9}
 LUA_CPATH="$top/build/?.so;;" lua5.4 bench/luaprofile.lua "$ROUNDS"
 LUA_CPATH="$top/build/luajit/?.so;;" luajit bench/luaprofile.lua "$ROUNDS"
 LUA_CPATH="$top/build/?.so;;" lua5.4 bench/luaprofile_coroutines.lua
+# against perf record -F 999 -g on the same work, each variant a child process
+LUA_CPATH="$top/build/?.so;;" lua5.4 bench/luaprofile_perf.lua "$ROUNDS"
+LUA_CPATH="$top/build/luajit/?.so;;" luajit bench/luaprofile_perf.lua "$ROUNDS"
 # the kernel's part of each sample, without Lua
 cc -O2 -Icsrc/core -o build/luaprofile_sigcost bench/luaprofile_sigcost.c \
     build/obj/core/sample/sigsample.o build/obj/core/base/perf_sys.o -lpthread &&
