@@ -344,15 +344,7 @@ describe("dwarf call graphs", function()
 
     -- The C hook for profile builders (unwind__add_record into a stack
     -- table), through bench/unwind_bench -f, gives the same table.
-    local harness = dir .. "/unwind_bench"
-    local out, ok = util.sh(string.format(
-      "ar rcs %s/core.a %s/obj/core/*/*.o && " ..
-      -- objects of a sanitizer build need the sanitizer runtimes
-      "san=$(nm %s/core.a 2>/dev/null | grep -q __asan_ && echo -fsanitize=address,undefined); " ..
-      "cc -O2 -g $san -D_GNU_SOURCE -I%s/csrc/core -o %s %s/bench/unwind_bench.c %s/core.a " ..
-      "$(pkg-config --libs libelf libdw libzstd) -lz -liberty",
-      dir, util.cpath_dir(), dir, util.root, harness, util.root, dir))
-    assert(ok, out)
+    local harness = util.build_with_core(util.root .. "/bench/unwind_bench.c", "unwind_bench", "-O2 -g")
     local text, ok2 = util.sh(harness .. " -f " .. util.q(file) .. " 2>/dev/null")
     assert(ok2, text)
     local viac = {}

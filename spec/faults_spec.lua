@@ -742,15 +742,7 @@ end)
 -- against the core objects.
 describe("faults: a damaged ring in a live session", function()
   it("the bad record is dropped and counted, the ring goes on; -ENOMEM from a callback is the drain's", function()
-    local dir = util.tmpdir()
-    local bin = dir .. "/session_ring"
-    local out, ok = util.sh(string.format(
-      "ar rcs %s/core.a %s/obj/core/*/*.o && " ..
-      "san=$(nm %s/core.a 2>/dev/null | grep -q __asan_ && echo -fsanitize=address,undefined); " ..
-      "cc -O1 -g $san -D_GNU_SOURCE -I%s/csrc/core -o %s %s/spec/harness/session_ring.c %s/core.a " ..
-      "$(pkg-config --libs libelf libdw libzstd libtraceevent) -lz -liberty",
-      dir, util.cpath_dir(), dir, util.root, bin, util.root, dir))
-    assert(ok, out)
+    local bin = util.build_with_core(util.root .. "/spec/harness/session_ring.c", "session_ring")
     local text, ok2 = util.sh(bin)
     assert(ok2, text)
     assert.truthy(text:find("ok the next %d+ records drain"), text)

@@ -13,21 +13,12 @@ local dir = util.tmpdir()
 -- Runs a script in a child interpreter; the scripts are kept, so the
 -- valgrind case below runs them again.
 local scripts = {}
-local function run(name, src, pre)
+local function run(name, src)
   local path = dir .. "/" .. name .. ".lua"
-  util.write(path, src)
   scripts[#scripts + 1] = path
-  pre = pre or (util.preload and ("LD_PRELOAD=" .. util.q(util.preload) .. " ")) or ""
-  local out, ok = util.sh(pre .. util.lua .. " " .. util.q(path))
-  assert(ok, out)
-  return out
+  return util.run_lua(path, src)
 end
-
-local function fields(out)
-  local t = {}
-  for k, v in out:gmatch("([%w_%.]+)=([^\t\n]*)") do t[k] = tonumber(v) or v end
-  return t
-end
+local fields = util.fields
 
 local prelude = [[
 local perf = require "perf"

@@ -8,23 +8,8 @@ local util = require "util"
 local is_jit = util.lua:find("luajit") ~= nil
 local dir = util.tmpdir()
 
--- Runs a Lua script; returns its output (asserting success).
-local function run(name, src)
-  local path = dir .. "/" .. name .. ".lua"
-  util.write(path, src)
-  -- (make test-asan: the sanitizer runtime goes first, as for the runner)
-  local pre = util.preload and ("LD_PRELOAD=" .. util.q(util.preload) .. " ") or ""
-  local out, ok = util.sh(pre .. util.lua .. " " .. util.q(path))
-  assert(ok, out)
-  return out
-end
-
--- key=value lines of a script's output.
-local function fields(out)
-  local t = {}
-  for k, v in out:gmatch("([%w_%.]+)=([^\t\n]*)") do t[k] = tonumber(v) or v end
-  return t
-end
+local function run(name, src) return util.run_lua(dir .. "/" .. name .. ".lua", src) end
+local fields = util.fields
 
 local prelude = [[
 local perf = require "perf"

@@ -11,16 +11,8 @@ local bin
 
 local function harness()
   if bin then return bin end
-  local dir = util.tmpdir()
-  bin = dir .. "/pipeline"
-  local out, ok = util.sh(string.format(
-    "ar rcs %s/core.a %s/obj/core/*/*.o && " ..
-    "san=$(nm %s/core.a 2>/dev/null | grep -q __asan_ && echo -fsanitize=address,undefined); " ..
-    "cc -O1 -g $san -Wall -Wextra -Werror -D_GNU_SOURCE -I%s/csrc/core -o %s " ..
-    "%s/spec/harness/pipeline.c %s/core.a " ..
-    "$(pkg-config --libs libelf libdw libzstd libtraceevent) -lz -liberty",
-    dir, util.cpath_dir(), dir, util.root, bin, util.root, dir))
-  assert(ok, out)
+  bin = util.build_with_core(util.root .. "/spec/harness/pipeline.c", "pipeline",
+    "-O1 -g -Wall -Wextra -Werror")
   return bin
 end
 

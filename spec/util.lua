@@ -80,6 +80,41 @@ function M.cc(src, flags, name)
   return dir .. "/" .. name
 end
 
+-- Writes src to path and runs it in a child interpreter of the kind under
+-- test (under make test-asan with the sanitizer runtime first, as for the
+-- runner); returns its output, asserting success.
+function M.run_lua(path, src)
+  M.write(path, src)
+  local pre = M.preload and ("LD_PRELOAD=" .. M.q(M.preload) .. " ") or ""
+  local out, ok = M.sh(pre .. M.lua .. " " .. M.q(path))
+  assert(ok, out)
+  return out
+end
+
+-- key=value fields of a child's output (tab- or line-separated).
+function M.fields(out)
+  local t = {}
+  for k, v in out:gmatch("([%w_%.]+)=([^\t\n]*)") do t[k] = tonumber(v) or v end
+  return t
+end
+
+-- Builds a C program (a harness or a C benchmark) against the core objects
+-- of the build under test (util.cpath_dir(): the sanitizer build in make
+-- test-asan, whose objects then need the sanitizer runtimes); returns the
+-- binary's path.
+function M.build_with_core(src, name, cflags)
+  local dir = M.tmpdir()
+  local bin = dir .. "/" .. name
+  local out, ok = M.sh(string.format(
+    "ar rcs %s/core.a %s/obj/core/*/*.o && " ..
+    "san=$(nm %s/core.a 2>/dev/null | grep -q __asan_ && echo -fsanitize=address,undefined); " ..
+    "cc %s $san -D_GNU_SOURCE -I%s/csrc/core -o %s %s %s/core.a " ..
+    "$(pkg-config --libs libelf libdw libzstd libtraceevent) -lz -liberty",
+    dir, M.cpath_dir(), dir, cflags or "-O1 -g", M.root, bin, M.q(src), dir))
+  assert(ok, out)
+  return bin
+end
+
 function M.is_root()
   local out = M.sh("id -u")
   return out:match("^0") ~= nil

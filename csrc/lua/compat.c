@@ -182,6 +182,29 @@ const char *lperf_optfield_str(lua_State *L, int t, const char *k, const char *d
 	return v;
 }
 
+void lperf_weakmap_new(lua_State *L, void *key)
+{
+	lua_pushlightuserdata(L, key);
+	lua_newtable(L);
+	lua_createtable(L, 0, 1);
+	lua_pushliteral(L, "k");
+	lua_setfield(L, -2, "__mode");
+	lua_setmetatable(L, -2);
+	lua_rawset(L, LUA_REGISTRYINDEX);
+}
+
+void lperf_weakmap_set(lua_State *L, void *key, int k, int v)
+{
+	k = lua_absindex(L, k);
+	v = lua_absindex(L, v);
+	lua_pushlightuserdata(L, key);
+	lua_rawget(L, LUA_REGISTRYINDEX);
+	lua_pushvalue(L, k);
+	lua_pushvalue(L, v);
+	lua_rawset(L, -3);
+	lua_pop(L, 1);
+}
+
 void lperf_newclass(lua_State *L, const char *tname, const luaL_Reg *methods,
 		    lua_CFunction close)
 {

@@ -76,6 +76,10 @@ const char *lperf_optfield_str(lua_State *L, int t, const char *k, const char *d
  * Userdata types: one metatable per type under "perf.<name>", methods in
  * __index, __gc and __close sharing one idempotent close function.
  */
+/* A weak-keyed table in the registry under the light userdata key (made
+ * once, at luaopen): map[value at k] = value at v. */
+void lperf_weakmap_new(lua_State *L, void *key);
+void lperf_weakmap_set(lua_State *L, void *key, int k, int v);
 void lperf_newclass(lua_State *L, const char *tname, const luaL_Reg *methods,
 		    lua_CFunction close);
 /*

@@ -302,11 +302,8 @@ static int is_wrapper(lua_CFunction f)
 static void cache_name(lua_State *L, int fn, const char *name)
 {
 	fn = lua_absindex(L, fn);
-	lua_pushlightuserdata(L, &cache_key);
-	lua_rawget(L, LUA_REGISTRYINDEX);
-	lua_pushvalue(L, fn);
 	lua_pushstring(L, name);
-	lua_rawset(L, -3);
+	lperf_weakmap_set(L, &cache_key, fn, -1);
 	lua_pop(L, 1);
 }
 #endif
@@ -1626,13 +1623,7 @@ void lperf_open_luaprofile(lua_State *L)
 	lperf_newclass(L, LP_CLASS, lp_methods, lp_close);
 	lperf_exportclass(L, -1, LP_CLASS, "LuaProfile");
 	/* The frame-name cache: weak keys, so functions are not kept alive. */
-	lua_pushlightuserdata(L, &cache_key);
-	lua_newtable(L);
-	lua_createtable(L, 0, 1);
-	lua_pushliteral(L, "k");
-	lua_setfield(L, -2, "__mode");
-	lua_setmetatable(L, -2);
-	lua_rawset(L, LUA_REGISTRYINDEX);
+	lperf_weakmap_new(L, &cache_key);
 	lua_pushcfunction(L, lp_new);
 	lua_setfield(L, -2, "luaprofile");
 }

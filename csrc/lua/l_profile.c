@@ -32,14 +32,7 @@ static char symbolizer_key;
 
 void lperf_profile_set_symbolizer(lua_State *L, int profile, int sym)
 {
-	profile = lua_absindex(L, profile);
-	sym = lua_absindex(L, sym);
-	lua_pushlightuserdata(L, &symbolizer_key);
-	lua_rawget(L, LUA_REGISTRYINDEX);
-	lua_pushvalue(L, profile);
-	lua_pushvalue(L, sym);
-	lua_rawset(L, -3);
-	lua_pop(L, 1);
+	lperf_weakmap_set(L, &symbolizer_key, profile, sym);
 }
 
 /* p:symbolizer() -> the symbolizer fed alongside the profile, or nil. */
@@ -383,13 +376,7 @@ void lperf_open_profile(lua_State *L)
 {
 	lperf_newclass(L, PROFILE, methods, p_close);
 	lperf_exportclass(L, -1, PROFILE, "Profile");
-	lua_pushlightuserdata(L, &symbolizer_key);
-	lua_newtable(L);
-	lua_createtable(L, 0, 1);
-	lua_pushliteral(L, "k");
-	lua_setfield(L, -2, "__mode");
-	lua_setmetatable(L, -2);
-	lua_rawset(L, LUA_REGISTRYINDEX);
+	lperf_weakmap_new(L, &symbolizer_key);
 	lua_pushcfunction(L, p_new);
 	lua_setfield(L, -2, "profile");
 }

@@ -624,7 +624,7 @@ static int remap_names(struct stacktab *dst, const struct stacktab *src,
 int stacktab__merge(struct stacktab *dst, const struct stacktab *src)
 {
 	uint64_t w[STACKTAB_MAX_WEIGHTS], *key = NULL;
-	int wmap[STACKTAB_MAX_WEIGHTS];
+	int wmap[STACKTAB_MAX_WEIGHTS] = { 0 };
 	size_t i, keycap = 0;
 	unsigned k;
 	int rc = 0;
