@@ -15,6 +15,8 @@ LUA_CPATH="$top/build/?.so;;" lua5.4 bench/luaprofile_coroutines.lua
 # against perf record -F 999 -g on the same work, each variant a child process
 LUA_CPATH="$top/build/?.so;;" lua5.4 bench/luaprofile_perf.lua "$ROUNDS"
 LUA_CPATH="$top/build/luajit/?.so;;" luajit bench/luaprofile_perf.lua "$ROUNDS"
+# where a sample's cost goes (timer, call chains, signal and hook, safe point)
+LUA_CPATH="$top/build/?.so;;" lua5.4 bench/luaprofile_parts.lua
 # the kernel's part of each sample, without Lua
 cc -O2 -Icsrc/core -o build/luaprofile_sigcost bench/luaprofile_sigcost.c \
     build/obj/core/sample/sigsample.o build/obj/core/base/perf_sys.o -lpthread &&
