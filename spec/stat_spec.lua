@@ -89,15 +89,22 @@ describe("perf.stat", function()
     assert.is_true(within(v, ref, 0.05, 5), ("luaperf %d, perf %d"):format(v, ref))
   end)
 
-  it("measures task-clock within 10% of perf stat (means of 3 runs)", function()
+  it("measures task-clock within 10% of perf stat (fastest of 3 runs each)", function()
     local iters = 60000000
     local argv = cmd(burn, iters)
-    local rows = perf_csv("-r 3 -e task-clock -- " .. pcmd(argv))
-    local ref = rows["task-clock"].value * 1e6 -- msec -> ns
+    -- the fastest run of each side: a burst of the shared machine's noise
+    -- lands on one side's runs, not on the program's own CPU time
+    local ref = math.huge
+    for _ = 1, 3 do
+      local rows = perf_csv("-e task-clock -- " .. pcmd(argv))
+      ref = math.min(ref, rows["task-clock"].value * 1e6) -- msec -> ns
+    end
     local res = assert(perf.stat{ events = { "task-clock" }, run = argv, ["repeat"] = 3 })
     local ev = res.events["task-clock"]
     assert.are.equal(3, #ev.values)
-    assert.is_true(within(ev.value, ref, 0.10), ("luaperf %.0f ns, perf %.0f ns"):format(ev.value, ref))
+    local best = math.huge
+    for _, v in ipairs(ev.values) do best = math.min(best, v) end
+    assert.is_true(within(best, ref, 0.10), ("luaperf %.0f ns, perf %.0f ns"):format(best, ref))
     assert.is_true(ev.stddev >= 0)
     assert.is_true(res.elapsed > 0 and res.elapsed_stddev >= 0)
     -- A single-threaded run uses at most one CPU (less on a loaded machine).
