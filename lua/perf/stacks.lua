@@ -91,7 +91,13 @@ local function make_frame(r, addr, is_kernel)
 end
 
 -- A named frame of a profile (a string in addrs: a Lua function "[Lua] name
--- file:line", a C function reached from Lua, a VM state "[vm:...]").
+-- file:line", a C function reached from Lua, a VM state "[vm:...]"); not
+-- an address that came as a string ("0x..." above 2^53 on LuaJIT, or
+-- decimal digits), which is an address as everywhere else.
+local function is_name(a)
+  return type(a) == "string" and not a:find("^0[xX]%x+$") and not a:find("^%d+$")
+end
+
 local named_cache = setmetatable({}, { __mode = "v" })
 local function named_frame(name)
   local f = named_cache[name]
@@ -127,7 +133,7 @@ function M.build(entries, resolver, opts)
     local seen, list = sp.seen, sp.addrs
     for i = from, to do
       local a = addrs[i]
-      if not seen[a] and type(a) ~= "string" then
+      if not seen[a] and not is_name(a) then
         seen[a] = true
         list[#list + 1] = a
       end
@@ -145,7 +151,7 @@ function M.build(entries, resolver, opts)
     else
       for i = 1, n do
         local a = addrs[i]
-        if type(a) ~= "string" then
+        if not is_name(a) then
           local is_k = M.is_kernel_addr(a)
           local key = is_k and "k" or pid
           add_unique(spaces[key] or space(key, is_k and -1 or pid, is_k), addrs, i, i)
@@ -203,7 +209,7 @@ function M.build(entries, resolver, opts)
     for i = n, 1, -1 do
       local a = addrs[i]
       local kernel, fr
-      if type(a) == "string" then
+      if is_name(a) then
         fr = { named_frame(a) }
       else
         if nk then kernel = i <= nk else kernel = M.is_kernel_addr(a) end
