@@ -12,7 +12,8 @@ local rounds = tonumber(arg and arg[1]) or 7
 local is_jit = jit ~= nil
 
 -- The workload: calls, tables, strings and closures, ~0.5 s per run.
-local work = dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "luaprofile_work.lua")
+local B = dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "luaprofile_work.lua")
+local work, median = B.work, B.median
 
 -- Calibrate: about 0.5 s of CPU per run.
 local scale = 1
@@ -97,19 +98,7 @@ for r = 1, rounds do
   end
 end
 
-local function median(t)
-  local c = {}
-  for i, x in ipairs(t) do c[i] = x end
-  table.sort(c)
-  return c[math.floor((#c + 1) / 2)]
-end
--- Each run against the unprofiled run of its own round: the machine's load
--- drifts between rounds, not within one.
-local function overhead(name)
-  local r = {}
-  for i, x in ipairs(times[name]) do r[i] = x / times.unprofiled[i] - 1 end
-  return median(r)
-end
+local function overhead(name) return B.overhead(times, name) end
 local base = median(times.unprofiled)
 print(("%s, %d rounds, %.3f s per run (median CPU time)"):format(
   is_jit and jit.version or _VERSION, rounds, base))

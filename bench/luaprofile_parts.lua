@@ -7,7 +7,8 @@
 --
 --   lua5.4 bench/luaprofile_parts.lua [rounds]
 local perf = require "perf"
-local work = dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "luaprofile_work.lua")
+local B = dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "luaprofile_work.lua")
+local work = B.work
 local rounds = tonumber(arg and arg[1]) or 15
 local HZ = 9999
 local variants = {

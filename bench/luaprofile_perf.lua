@@ -9,7 +9,8 @@
 local mode = arg and arg[1]
 local is_jit = jit ~= nil
 
-local work = dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "luaprofile_work.lua")
+local B = dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "luaprofile_work.lua")
+local work, median = B.work, B.median
 
 if mode == "child" then
   -- child VARIANT SCALE: prints the CPU time of the work and what it sampled
@@ -82,17 +83,7 @@ for r = 1, rounds do
 end
 os.remove(data)
 
-local function median(t)
-  local c = {}
-  for i, x in ipairs(t) do c[i] = x end
-  table.sort(c)
-  return c[math.floor((#c + 1) / 2)]
-end
-local function overhead(name)
-  local o = {}
-  for i, x in ipairs(times[name]) do o[i] = x / times.unprofiled[i] - 1 end
-  return median(o)
-end
+local function overhead(name) return B.overhead(times, name) end
 print(("%s, %d rounds, %.3f s of CPU per run unprofiled (median)"):format(
   is_jit and jit.version or _VERSION, rounds, median(times.unprofiled)))
 print(("%-24s %9s %9s %12s %14s"):format("variant", "median s", "overhead", "samples/run", "us per sample"))

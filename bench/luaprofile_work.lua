@@ -1,6 +1,8 @@
 -- The workload of the luaprofile benchmarks (bench/luaprofile.lua,
--- bench/luaprofile_perf.lua): calls, tables, strings and closures.
---   local work = dofile("bench/luaprofile_work.lua")   -- work(scale)
+-- bench/luaprofile_perf.lua, bench/luaprofile_parts.lua): calls, tables,
+-- strings and closures; and the medians they report.
+--   local B = dofile("bench/luaprofile_work.lua")
+--   B.work(scale); B.median(list); B.overhead(times, name)
 local function fib(n) if n < 2 then return n end return fib(n - 1) + fib(n - 2) end
 local function tables(n)
   local t = {}
@@ -14,10 +16,26 @@ local function strings(n)
   for i = 1, n do parts[#parts + 1] = ("%05d"):format(i) end
   return #table.concat(parts, ",")
 end
-return function(scale)
+local B = {}
+function B.work(scale)
   local r = 0
   for _ = 1, scale do
     r = r + fib(22) + tables(20000) + strings(20000)
   end
   return r
 end
+function B.median(t)
+  local c = {}
+  for i, x in ipairs(t) do c[i] = x end
+  table.sort(c)
+  return c[math.floor((#c + 1) / 2)]
+end
+-- The median over rounds of a variant's time over the unprofiled time of
+-- its own round (times[name][round]): the machine's load drifts between
+-- rounds, not within one.
+function B.overhead(times, name)
+  local r = {}
+  for i, x in ipairs(times[name]) do r[i] = x / times.unprofiled[i] - 1 end
+  return B.median(r)
+end
+return B
