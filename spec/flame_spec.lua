@@ -34,6 +34,19 @@ local function compare_with_perf_script(data)
   local out, ok = util.luaperf("flame -i " .. data .. " --format folded -o - 2>/dev/null")
   assert.is_true(ok, out)
   local got = parse_folded_counts(out)
+  -- perf 6.1 (Debian 12's) adds PLT symbols after sizing the others, so
+  -- the executable's sized-to-zero _init stretches over .plt and wins the
+  -- lookup: it prints _init+0x30 where perf 6.3 and later, and we, print
+  -- sbrk@plt.  Such a stack is counted as perf's.
+  local renamed = {}
+  for k in pairs(got) do
+    local as_init = k:gsub("([^;]*)@plt", "_init")
+    if as_init ~= k and want[as_init] and not want[k] then renamed[k] = as_init end
+  end
+  for k, as_init in pairs(renamed) do
+    got[as_init] = (got[as_init] or 0) + got[k]
+    got[k] = nil
+  end
   local total, off = 0, 0
   for _, n in pairs(got) do total = total + n end
   local want_total = 0
@@ -310,6 +323,22 @@ int main(void)
     for k in pairs(got) do roots[k:match("^[^;]*")] = true end
     assert.is_true(roots.alpha and roots.beta and roots.named, "roots: " .. table.concat((function()
       local t = {} for k in pairs(roots) do t[#t + 1] = k end return t end)(), ","))
+  end)
+
+  it("for a program in libc's system calls: the alias perf picks at one address", function()
+    -- libc's __brk (LOCAL, from the debug file) and brk (WEAK) share an
+    -- address: perf prefers any non-weak symbol, then a global one.
+    local prog = util.cc([[
+#include <unistd.h>
+int main(void) { for (long r = 0; r < 300000; r++) { sbrk(4096 * 64); sbrk(-4096 * 64); } return 0; }
+]], "-O1 -g -fno-omit-frame-pointer", "sbrk")
+    local data = dir .. "/sbrk.data"
+    local out, ok = util.perf("record -q -e cpu-clock -F 999 -g -o " .. data .. " " .. prog .. " 2>&1")
+    assert.is_true(ok, out)
+    local got, total = compare_with_perf_script(data)
+    local brk = 0
+    for k, n in pairs(got) do if k:find(";__brk;", 1, true) then brk = brk + n end end
+    assert.is_true(brk > total / 4, "samples under __brk: " .. brk .. " of " .. total)
   end)
 
   it("for a C++ program: names without parameters or return types, as perf prints them", function()

@@ -167,7 +167,7 @@ static int cmp_ent(const void *a, const void *b)
 
 	if (x->start != y->start)
 		return x->start < y->start ? -1 : 1;
-	/* file order among equals: the first listed wins ties */
+	/* file order among equals: pick() takes the last listed */
 	return x->line < y->line ? -1 : x->line > y->line;
 }
 
@@ -250,8 +250,10 @@ static int index_text(struct kallsyms *k)
 		e->start = addr;
 		e->line = (uint32_t)(name - text);
 		e->aux = (uint16_t)aux;
-		e->prio = type == 'T' ? SYMTAB_GLOBAL : (type == 'W' || type == 'w') ? SYMTAB_WEAK
-										 : SYMTAB_LOCAL;
+		/* perf's reading of the type letter: 'W' weak, other upper
+		 * case global, lower case (even 'w') local. */
+		e->prio = type == 'W' ? SYMTAB_WEAK :
+			  (type >= 'A' && type <= 'Z') ? SYMTAB_GLOBAL : SYMTAB_LOCAL;
 		e->pad = 0;
 		if (addr < prev)
 			sorted = 0;
@@ -285,42 +287,20 @@ static const char *ent_name(const struct kallsyms *k, const struct kallsyms_ent 
 	return name;
 }
 
-/* 1 when a names its address better than b (symtab.c's order for
- * unsized symbols: priority, fewer leading underscores, longer name). */
-static int better(const struct kallsyms *k, const struct kallsyms_ent *a,
-		  const struct kallsyms_ent *b)
-{
-	size_t la, lb, ua = 0, ub = 0;
-	const char *na = ent_name(k, a, &la), *nb = ent_name(k, b, &lb);
-
-	if (a->prio != b->prio)
-		return a->prio > b->prio;
-	while (ua < la && na[ua] == '_')
-		ua++;
-	while (ub < lb && nb[ub] == '_')
-		ub++;
-	if (ua != ub)
-		return ua < ub;
-	return la > lb;
-}
-
-/* The chosen entry among those at e[i].start (i: the last of them), and
- * where that address's symbol ends. */
+/*
+ * The chosen entry among those at e[i].start (i: the last of them), and
+ * where that address's symbol ends.  perf sizes kallsyms symbols before
+ * it drops aliases: each one ends where the next starts, so all but the
+ * last listed at an address are empty, and a sized symbol beats an empty
+ * one.  The last listed wins (__pi_memcpy over memcpy and __memcpy).
+ */
 static size_t pick(const struct kallsyms *k, size_t i, uint64_t *end)
 {
-	size_t lo = i, best;
-
-	while (lo > 0 && k->e[lo - 1].start == k->e[i].start)
-		lo--;
-	best = lo;
-	for (lo++; lo <= i; lo++)
-		if (better(k, &k->e[lo], &k->e[best]))
-			best = lo;
 	if (i + 1 < k->n)
 		*end = k->e[i + 1].start;
 	else
 		*end = k->limit > k->e[i].start ? k->limit : k->e[i].start + 1;
-	return best;
+	return i;
 }
 
 /* Where entry ent (index + 1) starts probing in a table of slots. */

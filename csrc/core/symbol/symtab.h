@@ -24,8 +24,10 @@ struct symtab {
 	size_t str_len, str_cap;
 };
 
-/* Priorities that mirror perf's choice among symbols at one address. */
-enum { SYMTAB_LOCAL = 0, SYMTAB_WEAK = 1, SYMTAB_GLOBAL = 2 };
+/* Priorities that mirror perf's choice among symbols at one address:
+ * any non-weak symbol before a weak one, then global before local
+ * (libc's LOCAL __brk names its address, not the WEAK brk alias). */
+enum { SYMTAB_WEAK = 0, SYMTAB_LOCAL = 1, SYMTAB_GLOBAL = 2 };
 
 void symtab__init(struct symtab *t);
 void symtab__exit(struct symtab *t);
