@@ -613,24 +613,11 @@ describe("faults: unprivileged sampling (nobody, perf_event_paranoid 2)", functi
     can = util.is_root() and util.sh("command -v setpriv") ~= "" and select(2, util.sh("id nobody"))
       and paranoid() == 2
     if not can then return end
-    dir = util.tmpdir()
-    local rel = util.cpath_dir():sub(#util.root + 2)
-    assert(select(2, util.sh(table.concat({
-      "mkdir -p " .. dir .. "/" .. rel .. "/perf",
-      "cp -r " .. util.root .. "/lua " .. dir .. "/",
-      "cp " .. util.cpath_dir() .. "/perf/core.so " .. dir .. "/" .. rel .. "/perf/",
-      "chmod -R a+rX " .. dir,
-    }, " && "))))
-  end)
-  teardown(function()
-    if dir then util.sh("rm -rf " .. dir) end
+    dir = util.nobody_tree().dir
   end)
 
   local function as_nobody(code)
-    local rel = util.cpath_dir():sub(#util.root + 2)
-    return child_lua(string.format("cd %s && setpriv --reuid=nobody --regid=nogroup --clear-groups " ..
-      "env HOME=%s LUA_PATH='%s/lua/?.lua;%s/lua/?/init.lua;;' LUA_CPATH='%s/%s/?.so;;'",
-      dir, dir, dir, dir, dir, rel), code, dir)
+    return child_lua(util.as_nobody_prefix(), code, dir)
   end
 
   it("a :u self-session samples; kernel and CPU-wide sessions fail with the paranoid explanation", function()

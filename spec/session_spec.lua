@@ -438,12 +438,7 @@ s:close()
       local s2, err2 = perf.session{ events = { "cpu-clock" }, inherit = false, pid = -1 }
       print("kernel", s2 == nil, err2)
     ]]
-    -- (under make test-asan the interpreter needs the sanitizer runtime first)
-    local pre = util.preload and ("LD_PRELOAD=" .. util.q(util.preload) .. " ") or ""
-    local cmd = string.format("cd / && LUA_PATH=%s LUA_CPATH=%s setpriv --reuid=nobody --regid=nogroup --clear-groups env %s%s -e %s",
-      util.q(util.root .. "/lua/?.lua;" .. util.root .. "/lua/?/init.lua;;"),
-      util.q(util.cpath_dir() .. "/?.so;;"), pre, util.lua, util.q(code))
-    local out, ok = util.sh(cmd)
+    local out, ok = util.sh(util.as_nobody_prefix() .. util.lua .. " -e " .. util.q(code))
     assert.is_true(ok, out)
     local n = tonumber(out:match("samples%s+(%d+)"))
     assert.is_true(n and n > 0, out)

@@ -14,36 +14,20 @@ end
 describe("unprivileged counting", function()
   local dir, can
   local function as_nobody(cmd)
-    return util.sh("cd " .. dir .. " && setpriv --reuid=nobody --regid=nogroup --clear-groups " ..
-      "env HOME=" .. dir .. " LUAPERF_LUA=" .. util.lua .. " " ..
-      (util.preload and ("LD_PRELOAD=" .. util.q(util.preload) .. " ") or "") .. cmd)
+    return util.sh(util.as_nobody_prefix() .. cmd)
   end
   local function lua_as_nobody(code)
     util.write(dir .. "/t.lua", code)
     util.sh("chmod 644 " .. dir .. "/t.lua")
-    local rel = util.cpath_dir():sub(#util.root + 2)
-    return as_nobody(string.format("LUA_PATH='%s/lua/?.lua;%s/lua/?/init.lua;;' LUA_CPATH='%s/%s/?.so;;' %s t.lua",
-      dir, dir, dir, rel, util.lua))
+    return as_nobody(util.lua .. " t.lua")
   end
 
   setup(function()
     can = util.is_root() and util.sh("command -v setpriv") ~= "" and select(2, util.sh("id nobody"))
     if not can then return end
-    dir = util.tmpdir()
-    local rel = util.cpath_dir():sub(#util.root + 2)
+    dir = util.nobody_tree().dir
     local prog = util.cc(TOUCH, "-O1", "touch")
-    assert(select(2, util.sh(table.concat({
-      "mkdir -p " .. dir .. "/bin " .. dir .. "/" .. rel .. "/perf",
-      "cp -r " .. util.root .. "/lua " .. dir .. "/",
-      "cp " .. util.root .. "/bin/luaperf " .. dir .. "/bin/",
-      "cp " .. util.cpath_dir() .. "/perf/core.so " .. dir .. "/" .. rel .. "/perf/",
-      "cp " .. prog .. " " .. dir .. "/touch",
-      "chmod -R a+rX " .. dir,
-    }, " && "))))
-  end)
-
-  teardown(function()
-    if dir then util.sh("rm -rf " .. dir) end
+    assert(select(2, util.sh("cp " .. prog .. " " .. dir .. "/touch && chmod a+rx " .. dir .. "/touch")))
   end)
 
   it("refuses kernel counting with the paranoid message; :u self-counting works", function()

@@ -132,6 +132,37 @@ function M.is_root()
   return out:match("^0") ~= nil
 end
 
+-- Running as nobody.  The checkout may sit where nobody cannot enter (a
+-- 0700 home, a fresh mktemp -d): a copy of the Lua modules, both builds
+-- and bin/luaperf is made once per run under /tmp, readable by all.
+local nobody_tree
+function M.nobody_tree()
+  if nobody_tree then return nobody_tree end
+  local dir = M.tmpdir()
+  local rel = M.cpath_dir():sub(1, #M.root + 1) == M.root .. "/" and M.cpath_dir():sub(#M.root + 2)
+    or "build"
+  local out, ok = M.sh(table.concat({
+    "mkdir -p " .. M.q(dir .. "/" .. rel .. "/perf") .. " " .. M.q(dir .. "/bin"),
+    "cp -r " .. M.q(M.root .. "/lua") .. " " .. M.q(dir .. "/"),
+    "cp " .. M.q(M.cpath_dir() .. "/perf/core.so") .. " " .. M.q(dir .. "/" .. rel .. "/perf/"),
+    "cp " .. M.q(M.root .. "/bin/luaperf") .. " " .. M.q(dir .. "/bin/"),
+    "chmod -R a+rX " .. M.q(dir),
+  }, " && "))
+  assert(ok, out)
+  nobody_tree = { dir = dir, cpath = dir .. "/" .. rel,
+    env = string.format("HOME=%s LUAPERF_LUA=%s LUA_PATH='%s/lua/?.lua;%s/lua/?/init.lua;;' LUA_CPATH='%s/%s/?.so;;'",
+      dir, M.lua, dir, dir, dir, rel) }
+  return nobody_tree
+end
+
+-- The shell prefix that runs a command as nobody, in the nobody tree, with
+-- its module paths (and the sanitizer runtime under make test-asan).
+function M.as_nobody_prefix()
+  local t = M.nobody_tree()
+  return "cd " .. M.q(t.dir) .. " && setpriv --reuid=nobody --regid=nogroup --clear-groups env " ..
+    t.env .. " " .. (M.preload and ("LD_PRELOAD=" .. M.q(M.preload) .. " ") or "")
+end
+
 -- stackcollapse-perf.pl's folding of `perf script` text, in Lua: the
 -- command as the root frame, frames root first, "+0x.." offsets dropped,
 -- an [unknown] symbol named after its object when the object is known.
