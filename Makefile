@@ -6,6 +6,7 @@
 #   make demo             record the bundled workload, print the top, write flame.svg
 #   make bench            benchmarks (figures go to BENCHMARKS.md by hand)
 #   make deps             install the Debian packages the build and tests need
+#   make dist             build/dist/luaperf-VERSION-1.src.rock (luarocks install takes it offline)
 
 LUA      ?= lua5.4
 CC       ?= cc
@@ -45,7 +46,7 @@ MODULE   := $(OUT)/perf/core.so
 PROG_SRC := $(sort $(wildcard spec/progs/*.c))
 PROGS    := $(patsubst spec/progs/%.c,build/progs/%,$(PROG_SRC))
 
-.PHONY: all deps test demo bench progs clean check-exports test-asan test-valgrind fuzz lint
+.PHONY: all deps test demo bench progs clean check-exports test-asan test-valgrind fuzz lint dist
 all: $(MODULE)
 
 # The core is plain C: it never sees a Lua header.  One folder a stage of
@@ -158,6 +159,24 @@ lint:
 	  -std=gnu11 -D_GNU_SOURCE -Icsrc/core -Icsrc/lua -Icsrc/include $(LINT_LUA_CFLAGS) $(SYS_CFLAGS) \
 	  -include tools/lint/lua_noreturn.h || st=1; \
 	exit $$st
+
+# The source rock, as `luarocks pack` makes it from the release rockspec:
+# the rockspec and the source tarball it names, in one zip (luarocks pack
+# itself would fetch the tarball's relative file:// URL from a temporary
+# directory).
+VERSION   := $(shell sed -n 's/^\#define LUAPERF_VERSION "\(.*\)"/\1/p' csrc/lua/binding.h)
+DIST_DIR  := build/dist
+DIST_TREE := csrc lua bin tools examples Makefile README.md LICENSE .busted luaperf-scm-1.rockspec luaperf-$(VERSION)-1.rockspec
+dist:
+	lua5.4 tools/gen-rockspec.lua --check
+	rm -rf $(DIST_DIR) && mkdir -p $(DIST_DIR)/luaperf-$(VERSION)
+	cp -r $(DIST_TREE) $(DIST_DIR)/luaperf-$(VERSION)/
+	rm -rf $(DIST_DIR)/luaperf-$(VERSION)/examples/*/build
+	tar -C $(DIST_DIR) -czf $(DIST_DIR)/luaperf-$(VERSION).tar.gz luaperf-$(VERSION)
+	rm -rf $(DIST_DIR)/luaperf-$(VERSION)
+	cp luaperf-$(VERSION)-1.rockspec $(DIST_DIR)/
+	cd $(DIST_DIR) && zip -q luaperf-$(VERSION)-1.src.rock luaperf-$(VERSION)-1.rockspec luaperf-$(VERSION).tar.gz
+	@echo "$(DIST_DIR)/luaperf-$(VERSION)-1.src.rock"
 
 clean:
 	rm -rf build

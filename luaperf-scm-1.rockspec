@@ -121,3 +121,6 @@ build = {
       bin = { luaperf = "bin/luaperf" },
    },
 }
+test = {
+   type = "busted",   -- reads .busted: Lua 5.4 against build/ (make first)
+}

@@ -17,9 +17,18 @@ end
 -- given back to commands that load our module and kept from the others.
 M.preload = os.getenv("LUAPERF_PRELOAD")
 
+-- The children the specs start find the module as the runner did: spec/run.sh
+-- exports the paths; under a bare `busted` (.busted) they are exported here.
+local env = ""
+if not (os.getenv("LUA_CPATH") or ""):find(M.cpath_dir(), 1, true) then
+  env = string.format("LUA_PATH=%s LUA_CPATH=%s; export LUA_PATH LUA_CPATH; ",
+    M.q(M.root .. "/lua/?.lua;" .. M.root .. "/lua/?/init.lua;" .. M.root .. "/spec/?.lua;;"),
+    M.q(M.cpath_dir() .. "/?.so;;"))
+end
+
 -- Runs a shell command; returns its stdout+stderr, success, exit code.
 local function sh_once(cmd)
-  local f = assert(io.popen("unset LD_PRELOAD; (" .. cmd .. ") 2>&1; echo \"__rc=$?\""))
+  local f = assert(io.popen(env .. "unset LD_PRELOAD; (" .. cmd .. ") 2>&1; echo \"__rc=$?\""))
   local out = f:read("a")
   f:close()
   local rc = tonumber(out:match("__rc=(%d+)%s*$"))

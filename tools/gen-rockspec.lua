@@ -1,11 +1,17 @@
--- Writes luaperf-scm-1.rockspec from the tree: every csrc/core/*/*.c and
+-- Writes the rockspecs from the tree: luaperf-scm-1.rockspec (luarocks
+-- make in a checkout) and luaperf-VERSION-1.rockspec (the release: its
+-- source is the tarball `make dist` packs into the source rock), VERSION
+-- being LUAPERF_VERSION of csrc/lua/binding.h.  Every csrc/core/*/*.c and
 -- csrc/lua/*.c goes into perf.core, every lua/perf/**.lua becomes a
 -- module.  Rockspecs are loaded in a sandbox (no io, no os), so the
 -- source list cannot be globbed there; regenerate instead:
 --
 --   lua5.4 tools/gen-rockspec.lua            (from the repository root)
 --   lua5.4 tools/gen-rockspec.lua --check    (exit 1 when out of date)
-local ROCKSPEC = "luaperf-scm-1.rockspec"
+--   lua5.4 tools/gen-rockspec.lua --version  (prints VERSION)
+local binding = assert(io.open("csrc/lua/binding.h", "r"), "run from the repository root"):read("*a")
+local VERSION = assert(binding:match('#define LUAPERF_VERSION "([%d.]+)"'), "no LUAPERF_VERSION")
+if arg[1] == "--version" then print(VERSION) os.exit(0) end
 
 local function lines(cmd)
   local f = assert(io.popen(cmd))
@@ -38,6 +44,7 @@ end
 local libs = makefile_libs()
 assert(#libs > 0, "no libraries found in the Makefile")
 
+local function rockspec(version, source)
 local buf = {}
 local function w(s) buf[#buf + 1] = s end
 
@@ -46,9 +53,9 @@ w([[
 -- the lists below (a spec checks they match the tree).
 rockspec_format = "3.0"
 package = "luaperf"
-version = "scm-1"
+version = "]] .. version .. [["
 source = {
-   url = "git+file:///dev/null/luaperf",  -- luarocks make builds the checkout in place
+]] .. source .. [[
 }
 description = {
    summary = "Linux perf_events for Lua: counting, sampling, stacks, flame graphs",
@@ -108,20 +115,49 @@ w([[
       bin = { luaperf = "bin/luaperf" },
    },
 }
+test = {
+   type = "busted",   -- reads .busted: Lua 5.4 against build/ (make first)
+}
 ]])
-
-local text = table.concat(buf)
-if arg[1] == "--check" then
-  local f = io.open(ROCKSPEC, "r")
-  local cur = f and f:read("*a")
-  if f then f:close() end
-  if cur ~= text then
-    io.stderr:write(ROCKSPEC, " is out of date: run lua5.4 tools/gen-rockspec.lua\n")
-    os.exit(1)
-  end
-  os.exit(0)
+return table.concat(buf)
 end
-local f = assert(io.open(ROCKSPEC, "w"))
-f:write(text)
-f:close()
-print("wrote " .. ROCKSPEC .. " (" .. #csrc .. " C files, " .. #luafiles .. " Lua modules)")
+
+local specs = {
+  ["luaperf-scm-1.rockspec"] = rockspec("scm-1",
+    '   url = "git+file:///dev/null/luaperf",  -- luarocks make builds the checkout in place\n'),
+  -- The source rock holds this tarball beside the rockspec; luarocks
+  -- takes it from there, offline.
+  ["luaperf-" .. VERSION .. "-1.rockspec"] = rockspec(VERSION .. "-1",
+    '   url = "file://luaperf-' .. VERSION .. '.tar.gz",\n' ..
+    '   dir = "luaperf-' .. VERSION .. '",\n'),
+}
+local stale = 0
+for name, text in pairs(specs) do
+  if arg[1] == "--check" then
+    local f = io.open(name, "r")
+    local cur = f and f:read("*a")
+    if f then f:close() end
+    if cur ~= text then
+      io.stderr:write(name, " is out of date: run lua5.4 tools/gen-rockspec.lua\n")
+      stale = stale + 1
+    end
+  else
+    local f = assert(io.open(name, "w"))
+    f:write(text)
+    f:close()
+    print("wrote " .. name .. " (" .. #csrc .. " C files, " .. #luafiles .. " Lua modules)")
+  end
+end
+-- A release rockspec of an older version is stale too.
+for _, old in ipairs(lines("ls luaperf-*-1.rockspec 2>/dev/null")) do
+  if not specs[old] and old ~= "luaperf-scm-1.rockspec" then
+    if arg[1] == "--check" then
+      io.stderr:write(old, " is left from an older version: remove it\n")
+      stale = stale + 1
+    else
+      os.remove(old)
+      print("removed " .. old)
+    end
+  end
+end
+if arg[1] == "--check" then os.exit(stale == 0 and 0 or 1) end

@@ -8,7 +8,7 @@
 
 #include "compat.h"
 
-#define LUAPERF_VERSION "0.1.0"
+#define LUAPERF_VERSION "0.2.0"
 
 struct record;
 struct evtab;

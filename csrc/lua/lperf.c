@@ -8,6 +8,8 @@ int luaopen_perf_core(lua_State *L)
 	lua_newtable(L);
 	lua_pushliteral(L, LUAPERF_VERSION);
 	lua_setfield(L, -2, "version");
+	lua_pushliteral(L, "luaperf " LUAPERF_VERSION);     /* as socket._VERSION */
+	lua_setfield(L, -2, "_VERSION");
 	lperf_open_counter(L);
 	lperf_open_evspec(L);
 	lperf_open_sys(L);

@@ -8,7 +8,8 @@ local perf = {}
 -- Everything the core exports is part of the module; the Lua files below
 -- add the one-call forms and reports on top.
 for k, v in pairs(core) do perf[k] = v end
-perf.version = core.version
+perf.version = core.version      -- "0.2.0"
+perf._VERSION = core._VERSION    -- "luaperf 0.2.0"
 perf.core = core
 
 -- Lua-side parts, each in its own file; each gets the module to extend.
