@@ -202,7 +202,7 @@ describe("perf.parse", function()
     { "cpu-clcok", "unknown event 'cpu-clcok' (did you mean 'cpu-clock'?)", "ENOENT" },
     { "L1-dcache-load-mises",
       "unknown event 'L1-dcache-load-mises' (did you mean 'L1-dcache-load-misses'?)", "ENOENT" },
-    { "xyzzy-plugh", "unknown event 'xyzzy-plugh' (perf.list() shows the events here)", "ENOENT" },
+    { "xyzzy-plugh", "unknown event 'xyzzy-plugh' (luaperf list, or perf.list(), shows the events here)", "ENOENT" },
     { "L1-icache-stores",
       "invalid cache event 'L1-icache-stores': the L1-icache has no store operation", "EINVAL" },
     { "iTLB-prefetches",

@@ -19,7 +19,7 @@ run() {
     [ -n "${LUAPERF_VALGRIND:-}" ] && vg="valgrind -q --leak-check=full --show-leak-kinds=definite --errors-for-leak-kinds=definite --suppressions=$top/spec/valgrind.supp"
     out=$(env $pre LUA_PATH="$top/lua/?.lua;$top/lua/?/init.lua;$top/spec/?.lua;;" \
           LUA_CPATH="$top/$cpath/?.so;;" LUAPERF_LUA=$interp LUAPERF_CPATH="$top/$cpath" \
-          $vg $interp /usr/bin/busted --ignore-lua -o TAP ${BUSTED_ARGS:-} $files 2>&1)
+          $vg $interp /usr/bin/busted --ignore-lua --lpath="$top/lua/?.lua;$top/lua/?/init.lua;$top/spec/?.lua" --cpath="$top/$cpath/?.so" -o TAP ${BUSTED_ARGS:-} $files 2>&1)
     printf '%s\n' "$out" >> "$log"
     printf '%s\n' "$out" | grep -E '^not ok' -A12 | head -200
     p=$(printf '%s\n' "$out" | grep -E '^ok ' | grep -cv '# SKIP')

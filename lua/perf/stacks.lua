@@ -500,20 +500,38 @@ function M.from_perf_data(path, opts)
 end
 
 -- Loads a profile file: perf.data (perf's or luaperf's) or folded stacks.
+-- Inputs that are neither are refused in perf's words.
 function M.load(path, opts)
   opts = opts or {}
   local fh, err = io.open(path, "rb")
   if not fh then return nil, "cannot open " .. tostring(err) end
-  local head = fh:read(8) or ""
+  local head = fh:read(8)
+  if head == nil then
+    -- io.open takes a directory on Linux; reading it fails
+    local _, rerr = fh:read(0)
+    fh:close()
+    if rerr and rerr:find("Is a directory", 1, true) then
+      return nil, path .. ": is a directory, not a perf.data file"
+    end
+    return nil, "zero-sized data (" .. path .. "), nothing to do!"
+  end
   if head == "PERFILE2" then
     fh:close()
     return M.from_perf_data(path, opts)
   end
   local text = head .. (fh:read("*a") or "")
   fh:close()
+  -- Folded stacks are text: a NUL or a first line that does not parse
+  -- means some other format.
   local folded = require "perf.folded"
-  local list, perr = folded.parse(text, opts)
-  if not list then return nil, path .. ": " .. perr end
+  local list, perr = nil, nil
+  if not text:find("\0", 1, true) then list, perr = folded.parse(text, opts) end
+  if not list then
+    if text:find("\0", 1, true) or (perr or ""):find("^folded input line 1:") then
+      return nil, path .. ": incompatible file format (neither perf.data nor folded stacks)"
+    end
+    return nil, path .. ": " .. perr
+  end
   return list
 end
 

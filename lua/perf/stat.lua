@@ -40,7 +40,8 @@
 --
 -- Events that the machine lacks (ENOENT, EOPNOTSUPP, EINVAL, ...) become
 -- rows with supported = false, as perf prints <not supported>; any other
--- open failure (EACCES, ESRCH, EMFILE, ...) returns nil, msg, errno.
+-- open failure (EACCES, ESRCH, EMFILE, ...) returns nil, msg, errno.  An
+-- event that does not parse returns nil, msg, errno, "syntax".
 return function(perf)
   local core = perf.core
 
@@ -170,6 +171,9 @@ return function(perf)
     end
     return events
   end
+
+  -- perf.split_events("a,cpu/event=1,umask=2/,b") -> { "a", "cpu/...", "b" }
+  perf.split_events = function(events) return split_events(events, false) end
 
   local function close_all(counters)
     for _, c in ipairs(counters) do if c.counter then c.counter:close() end end
@@ -613,6 +617,13 @@ return function(perf)
     end
     local specs = split_events(o.events, system_wide and not o.pid)
     if #specs == 0 then error("perf.stat: no events", 2) end
+    -- An event that does not parse is a mistake in the request (perf stat's
+    -- "event syntax error"), not a <not supported> row: nil, msg, errno,
+    -- and "syntax" to tell it from a failure to count.
+    for _, spec in ipairs(specs) do
+      local parsed, perr, perrno = core.parse(spec)
+      if not parsed then return nil, perr, perrno, "syntax" end
+    end
     if o.run == nil and not o.pid and not system_wide and not o.duration then
       error("perf.stat: give run (a function or argv), pid, cpu=\"all\" or duration", 2)
     end

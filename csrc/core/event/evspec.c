@@ -636,7 +636,8 @@ static int parse_symbol(struct ctx *c, const char *name)
 	if (evcatalog__suggest(name, hint, sizeof hint) == 0)
 		return fail(c, -ENOENT, "unknown event '%s'%s (did you mean '%s'?)", name,
 			    in_spec(c, name), hint);
-	return fail(c, -ENOENT, "unknown event '%s'%s (perf.list() shows the events here)",
+	return fail(c, -ENOENT,
+		    "unknown event '%s'%s (luaperf list, or perf.list(), shows the events here)",
 		    name, in_spec(c, name));
 }
 

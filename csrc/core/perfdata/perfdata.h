@@ -211,7 +211,8 @@ int perfdata_writer__finished_round(struct perfdata_writer *w);
  */
 int perfdata_writer__synthesize(struct perfdata_writer *w, pid_t pid);
 int perfdata_writer__synthesize_kernel(struct perfdata_writer *w);
-/* Sets the cmdline feature (argv of the recording command). */
+/* Sets the cmdline feature: the recording command's argv, program first
+ * (unset: this process's executable alone). */
 int perfdata_writer__set_cmdline(struct perfdata_writer *w, int argc, const char *const *argv);
 
 struct perfdata_writer_stats {

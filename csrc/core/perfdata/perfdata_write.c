@@ -737,15 +737,20 @@ static int feat_cmdline(struct perfdata_writer *w)
 	ssize_t k;
 	int i, e;
 
-	/* perf writes its own executable first, then argv. */
+	/* The argv given, program first (perf's is "/usr/bin/perf record
+	 * ..."); without one, this process's executable. */
+	if (n > 0) {
+		e = out(w, &n, 4);
+		for (i = 0; i < w->nr_cmdline && !e; i++)
+			e = feat_string(w, w->cmdline[i]);
+		return e;
+	}
 	k = readlink("/proc/self/exe", exe, sizeof exe - 1);
 	exe[k > 0 ? k : 0] = 0;
-	n += 1;
-	if ((e = out(w, &n, 4)) || (e = feat_string(w, exe)))
+	n = 1;
+	if ((e = out(w, &n, 4)))
 		return e;
-	for (i = 0; i < w->nr_cmdline && !e; i++)
-		e = feat_string(w, w->cmdline[i]);
-	return e;
+	return feat_string(w, exe);
 }
 
 static int feat_event_desc(struct perfdata_writer *w)

@@ -45,7 +45,21 @@ function M.main(argv)
     io.stderr:write("luaperf ", name, ": ", tostring(cmd), "\n")
     return 1
   end
-  local status = cmd(args)
+  -- A command reports what it expects to go wrong itself; anything else is
+  -- a bug: one line without a Lua source position, the traceback on demand.
+  local debug_on = os.getenv("LUAPERF_DEBUG") == "1"
+  local ok2, status = xpcall(cmd, function(e)
+    if debug_on then return debug.traceback(tostring(e), 2) end
+    if type(e) == "table" then e = e.msg or tostring(e) end
+    return (tostring(e):gsub("^[^:\n]*%.lua:%d+: ", ""))
+  end, args)
+  if not ok2 then
+    io.stderr:write("luaperf ", name, ": ", tostring(status), "\n")
+    if not debug_on then
+      io.stderr:write("luaperf ", name, ": (an internal error: LUAPERF_DEBUG=1 shows the traceback)\n")
+    end
+    return 1
+  end
   return status or 0
 end
 

@@ -59,7 +59,13 @@ local function parse(args)
       for k = i + 1, #args do o.cmd[#o.cmd + 1] = args[k] end
       break
     elseif a == "-e" or a == "--event" then
-      for ev in v(a):gmatch("[^,]+") do o.events[#o.events + 1] = ev end
+      -- commas inside pmu/.../ terms belong to the event; an event that
+      -- does not parse is refused here, as by luaperf stat
+      for _, ev in ipairs(perf.split_events(v(a))) do
+        local ok, perr = perf.parse(ev)
+        if not ok then error({ msg = perr }) end
+        o.events[#o.events + 1] = ev
+      end
     elseif a == "-F" or a == "--freq" then o.freq = tonumber(v(a))
       if not o.freq then error({ msg = "-F needs a number" }) end
     elseif a == "-c" or a == "--count" then o.period = tonumber(v(a))
@@ -95,6 +101,7 @@ local function parse(args)
     end
     i = i + 1
   end
+  if o.help then return o end
   if o.freq and o.period then error({ msg = "give -F or -c, not both" }) end
   if not o.cmd and not o.pid and not o.all and not o.cpus then
     error({ msg = "nothing to record: give a command, -p PID, -a or -C" })
@@ -123,11 +130,17 @@ local function open_session(o, events)
   return s, err, errno
 end
 
+-- "luaperf record: cannot run 'PROG': why", whichever layer said why.
+local function cannot_run(prog, why)
+  why = tostring(why):gsub("^start: ", ""):gsub("^cannot exec '[^']*': ", "")
+  return "luaperf record: cannot run '" .. tostring(prog) .. "': " .. why .. "\n"
+end
+
 local function run(args)
   local ok, o = pcall(parse, args)
   if not ok then
     io.stderr:write("luaperf record: ", type(o) == "table" and o.msg or tostring(o), "\n", USAGE)
-    return 1
+    return 129
   end
   if o.help then io.stdout:write(USAGE); return 0 end
 
@@ -154,7 +167,9 @@ local function run(args)
     io.stderr:write("luaperf record: ", tostring(werr), "\n")
     return 1
   end
-  local argv = { "record" }
+  -- The header's cmdline names the command run, as perf's names perf
+  -- (arg[0]: bin/luaperf's path; not the interpreter running it).
+  local argv = { _G.arg and _G.arg[0] or "luaperf", "record" }
   for _, a in ipairs(args) do argv[#argv + 1] = a end
   w:add_session(s)
   w:cmdline(argv)
@@ -163,7 +178,15 @@ local function run(args)
   -- the events are on, so no task slips between the two.
   local st_ok, started_err = s:start()
   if not st_ok then
+    -- nothing half-written stays behind
     w:close(); s:close()
+    os.remove(o.output)
+    if o.cmd then
+      -- as perf: the workload named, with why it could not run; the exit
+      -- status is the command's, 255 when it cannot run (as luaperf stat)
+      io.stderr:write(cannot_run(o.cmd[1], started_err))
+      return 255
+    end
     io.stderr:write("luaperf record: ", tostring(started_err), "\n")
     return 1
   end
@@ -188,7 +211,8 @@ local function run(args)
     if not wl or not started then
       if wl then wl:close() end
       w:close(); s:close()
-      io.stderr:write("luaperf record: ", tostring(serr2 or werr2), "\n")
+      os.remove(o.output)
+      io.stderr:write(cannot_run(o.cmd[1], serr2 or werr2))
       return 255
     end
     watch = wl:pid()

@@ -121,7 +121,7 @@ return function(args)
     out = f
   end
   local fmt_interval = perf.stat_interval_formatter{ sep = o.sep }
-  local res, msg = perf.stat{
+  local res, msg, _, kind = perf.stat{
     events = o.events, run = o.cmd, pid = o.pid, cpu = o.cpu_list or (o.all and "all") or nil,
     per_cpu = o.no_aggr, per_thread = o.per_thread,
     ["repeat"] = o.rep or 1, interval = o.interval,
@@ -132,9 +132,10 @@ return function(args)
     user_fallback = true,
   }
   if not res then
-    io.stderr:write(msg, "\n")
+    io.stderr:write("luaperf stat: ", msg, "\n")
     if out ~= io.stderr then out:close() end
-    return 255
+    -- a bad event is a usage error (129), a command that cannot run 255: perf stat's codes
+    return kind == "syntax" and 129 or 255
   end
   -- perf stat -a -C names the machine, not the list, in its header.
   if o.all then res.cpu_list = nil end

@@ -1,0 +1,113 @@
+-- The command's conventions, tried as a new user would: help and version,
+-- one message and one exit code for a mistake in the request, perf's
+-- wording for inputs that are not perf.data, and nothing half-written
+-- left behind.  perf is the reference where it answers the same question.
+local util = require "util"
+local perf = require "perf"
+
+local dir
+setup(function() dir = util.tmpdir() end)
+teardown(function() util.sh("rm -rf " .. dir) end)
+
+-- stdout and stderr apart, and the exit code.
+local function run(args)
+  local out, _, rc = util.luaperf(args .. " 2>" .. dir .. "/err")
+  return out, util.read(dir .. "/err") or "", rc
+end
+
+describe("luaperf --help and --version", function()
+  it("prints each command's usage on stdout and exits 0", function()
+    for _, cmd in ipairs({ "stat", "record", "report", "flame", "script", "list" }) do
+      local out, err, rc = run(cmd .. " --help")
+      assert.are.equal(0, rc, cmd .. ": " .. err)
+      assert.truthy(out:find("usage: luaperf " .. cmd, 1, true) or out:find("luaperf " .. cmd, 1, true),
+        cmd .. ": " .. out)
+    end
+    local out, _, rc = run("--help")
+    assert.are.equal(0, rc)
+    assert.truthy(out:find("usage: luaperf <command>", 1, true), out)
+  end)
+
+  it("names the version perf._VERSION names", function()
+    local out, _, rc = run("--version")
+    assert.are.equal(0, rc)
+    assert.are.equal(perf._VERSION .. "\n", out)
+    assert.truthy(perf._VERSION:match("^luaperf %d+%.%d+%.%d+$"), perf._VERSION)
+  end)
+end)
+
+describe("an unknown event", function()
+  it("is refused by stat and record alike, with perf stat's exit code", function()
+    local _, theirs_rc = select(2, util.sh("perf stat -e cyclez -- true"))
+    local _, err, rc = run("stat -e cyclez -- true")
+    assert.are.equal(theirs_rc, rc)
+    assert.are.equal(129, rc)
+    assert.are.equal("luaperf stat: unknown event 'cyclez' (did you mean 'cycles'?)\n", err)
+    local _, rerr, rrc = run("record -e cyclez -o " .. dir .. "/x.data -- true")
+    assert.are.equal(129, rrc)
+    assert.truthy(rerr:find("^luaperf record: unknown event 'cyclez' %(did you mean 'cycles'%?%)\n"), rerr)
+    assert.is_nil(util.read(dir .. "/x.data"))
+    -- without a close name, the hint names the command that lists events
+    _, err, rc = run("stat -e xyzzy -- true")
+    assert.are.equal(129, rc)
+    assert.truthy(err:find("luaperf list", 1, true), err)
+    -- a tracepoint that does not exist is the same mistake
+    _, err, rc = run("stat -e nosuch:tracepoint -- true")
+    assert.are.equal(129, rc)
+    assert.truthy(err:find("^luaperf stat: unknown tracepoint"), err)
+  end)
+
+  it("differs from an event this machine cannot count, which stays a row", function()
+    local out, err, rc = run("stat -x, -e cycles,task-clock -- true")
+    assert.are.equal(0, rc, err)
+    assert.truthy((out .. err):find("task-clock", 1, true), out .. err)
+  end)
+end)
+
+describe("a command that cannot run", function()
+  it("is named, exits 255 as perf record does, and leaves no file", function()
+    local data = dir .. "/never.data"
+    local _, perf_rc = select(2, util.sh("perf record -o " .. dir .. "/perf.data -- /nonexistent/cmd"))
+    local _, err, rc = run("record -o " .. data .. " -- /nonexistent/cmd")
+    assert.are.equal(perf_rc, rc)
+    assert.are.equal("luaperf record: cannot run '/nonexistent/cmd': No such file or directory\n", err)
+    assert.is_nil(util.read(data))
+  end)
+end)
+
+describe("inputs that are not perf.data", function()
+  it("are refused by report and flame in perf's words, exit 1", function()
+    local empty = dir .. "/empty.data"
+    util.write(empty, "")
+    local theirs = util.sh("perf report --stdio -i " .. empty .. " 2>&1")
+    assert.truthy(theirs:find("zero-sized data (" .. empty .. "), nothing to do!", 1, true), theirs)
+    for _, cmd in ipairs({ "report", "flame -o " .. dir .. "/f.svg" }) do
+      local name = cmd:match("^%S+")
+      local _, err, rc = run(cmd .. " -i " .. empty)
+      assert.are.equal(1, rc)
+      assert.are.equal("luaperf " .. name .. ": zero-sized data (" .. empty .. "), nothing to do!\n", err)
+      _, err, rc = run(cmd .. " -i " .. dir)
+      assert.are.equal(1, rc)
+      assert.are.equal("luaperf " .. name .. ": " .. dir .. ": is a directory, not a perf.data file\n", err)
+    end
+    assert.is_nil(util.read(dir .. "/f.svg"))
+    local junk = dir .. "/junk.data"
+    util.sh("head -c 4096 /dev/urandom > " .. junk)
+    local _, err, rc = run("report -i " .. junk)
+    assert.are.equal(1, rc)
+    assert.are.equal("luaperf report: " .. junk ..
+      ": incompatible file format (neither perf.data nor folded stacks)\n", err)
+  end)
+end)
+
+describe("the file luaperf record writes", function()
+  it("names luaperf in its cmdline header, as perf's names perf", function()
+    local data = dir .. "/rec.data"
+    local _, err, rc = run("record -e cpu-clock -o " .. data .. " -- true")
+    assert.are.equal(0, rc, err)
+    local hdr = util.sh("perf report --header-only -i " .. data .. " 2>/dev/null")
+    local cmdline = hdr:match("# cmdline : ([^\n]*)")
+    assert.truthy(cmdline, hdr)
+    assert.are.equal(util.root .. "/bin/luaperf record -e cpu-clock -o " .. data .. " -- true ", cmdline)
+  end)
+end)
