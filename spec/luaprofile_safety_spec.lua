@@ -36,9 +36,16 @@ local function count(p, pat)
   end
   return n, total
 end
+-- (every handle closed here: one left to the collector is an fd counted
+-- or not depending on when the collector ran)
 local function fds()
+  local st = io.open("/proc/self/stat")
+  local pid = st:read("*n")
+  st:close()
   local n = 0
-  for _ in io.popen("ls /proc/" .. io.open("/proc/self/stat"):read("*n") .. "/fd"):lines() do n = n + 1 end
+  local ls = io.popen("ls /proc/" .. pid .. "/fd")
+  for _ in ls:lines() do n = n + 1 end
+  ls:close()
   return n
 end
 ]]
