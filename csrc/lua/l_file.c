@@ -36,6 +36,9 @@
  *                         captured stack ends (at its root) with the address
  *                         perf.core.UNWIND_TRUNCATED_ADDR
  *   f:trace_text(raw)     a tracepoint payload printed by its format
+ *   f:warnings()          { "offset N: ...", ... }: what was read around
+ *                         (a malformed feature skipped, data cut short and
+ *                         read up to the cut); grows while records are read
  *   f:close()
  *
  * opts: unordered = true (file order), max_queue = bytes for time ordering.
@@ -365,6 +368,20 @@ static int file_features(lua_State *L)
 	return 1;
 }
 
+static int file_warnings(lua_State *L)
+{
+	struct lfile *f = checkfile(L, 1);
+	const struct perfdata_info *in = perfdata__info(f->pd);
+	unsigned i;
+
+	lua_createtable(L, (int)in->nr_warnings, 0);
+	for (i = 0; i < in->nr_warnings; i++) {
+		lua_pushstring(L, in->warnings[i]);
+		lua_rawseti(L, -2, (int)i + 1);
+	}
+	return 1;
+}
+
 /* ------------------------------------------------------------ unwinding */
 
 #define UNWINDER_T "perf.File.unwinder"
@@ -509,12 +526,17 @@ static int push_tracefields(lua_State *L, struct tracefmt *tf, const void *raw, 
 	return 1;
 }
 
+/* A bad file is no bug of the caller's: the message goes without the
+ * Lua position luaL_error would put first. */
 static void decode_error(lua_State *L, const struct perfdata_rec *pr, const char *msg)
 {
-	if (pr->compressed)
-		luaL_error(L, "perf.data: in the COMPRESSED record at offset %llu: %s",
-			   (unsigned long long)pr->offset, msg);
-	luaL_error(L, "perf.data: offset %llu: %s", (unsigned long long)pr->offset, msg);
+	char buf[512];
+
+	snprintf(buf, sizeof buf, "perf.data: %soffset %llu: %s",
+		 pr->compressed ? "in the COMPRESSED record at " : "",
+		 (unsigned long long)pr->offset, msg);
+	lua_pushstring(L, buf);
+	lua_error(L);
 }
 
 /* rec.unwind of a sample unwound by records{unwind = true}: chain[0..n-1]
@@ -605,8 +627,10 @@ static int records_iter(lua_State *L)
 		}
 		return 1;
 	}
-	if (n < 0)
-		return luaL_error(L, "%s", perfdata__errmsg(f->pd));
+	if (n < 0) {
+		lua_pushstring(L, perfdata__errmsg(f->pd));
+		return lua_error(L);
+	}
 	return 0;
 }
 
@@ -1073,6 +1097,7 @@ void lperf_open_file(lua_State *L)
 		{ "scan", file_scan },
 		{ "profile", file_profile },
 		{ "trace_text", file_trace_text },
+		{ "warnings", file_warnings },
 		{ "close", file_close },
 		{ NULL, NULL },
 	};

@@ -6,7 +6,9 @@
  *   rec.event           the event's name (when the record maps to one)
  *   rec.misc, rec.size  the header's fields; rec.cpumode "kernel"|"user"|...
  *   pid tid time cpu id stream_id          from the sample or sample_id_all trailer
- *   SAMPLE: ip addr period weight data_src transaction phys_addr cgroup
+ *   SAMPLE: ip addr period (the attr's sample_period for a fixed-period
+ *           event without PERF_SAMPLE_PERIOD, as perf) weight data_src
+ *           transaction phys_addr cgroup
  *           data_page_size code_page_size, callchain (leaf first, as the
  *           kernel writes it; context markers removed), callchain_kernel
  *           (how many leading entries are kernel addresses), read, raw,
@@ -155,16 +157,23 @@ static void push_ident(lua_State *L, const struct record_sample *s)
 		lperf_setint(L, "cpu", s->cpu);
 }
 
-static void push_sample(lua_State *L, const struct record_sample *s, const struct evtab *t)
+static void push_sample(lua_State *L, const struct record *r, const struct evtab *t)
 {
+	const struct record_sample *s = &r->s;
 	uint64_t st = s->type;
 
 	if (st & PERF_SAMPLE_IP)
 		lperf_setu64(L, "ip", s->ip);
 	if (st & PERF_SAMPLE_ADDR)
 		lperf_setu64(L, "addr", s->addr);
-	if (st & PERF_SAMPLE_PERIOD)
+	if (st & PERF_SAMPLE_PERIOD) {
 		lperf_setu64(L, "period", s->period);
+	} else if (t && r->evidx >= 0 && r->evidx < evtab__count(t)) {
+		/* a fixed-period event's samples weigh its period, as in perf */
+		const struct perf_event_attr *a = evtab__attr(t, r->evidx);
+		if (a && !a->freq && a->sample_period)
+			lperf_setu64(L, "period", a->sample_period);
+	}
 	if (st & PERF_SAMPLE_READ) {
 		push_read(L, &s->read, t);
 		lua_setfield(L, -2, "read");
@@ -347,7 +356,7 @@ void lperf_push_record(lua_State *L, const struct record *r, const struct evtab 
 		lperf_setstr(L, "event", evtab__name(t, r->evidx));
 	push_ident(L, &r->s);
 	if (r->type == PERF_RECORD_SAMPLE)
-		push_sample(L, &r->s, t);
+		push_sample(L, r, t);
 	push_body(L, r, t);
 }
 

@@ -125,7 +125,15 @@ struct perfdata_info {
 	uint64_t tracing_data_size;
 	unsigned nr_skipped;
 	struct perfdata_skipped *skipped;
+	/* What was read around rather than refused: a malformed or misplaced
+	 * feature section (skipped), a data section cut short (read up to
+	 * the cut).  One line each, naming the offset; at most
+	 * PERFDATA_MAX_WARNINGS, oldest first.  Records cut at the end add
+	 * theirs while the data is read. */
+	unsigned nr_warnings;
+	const char *const *warnings;
 };
+#define PERFDATA_MAX_WARNINGS 32
 
 /* One record as delivered: contiguous, valid until the next call. */
 struct perfdata_rec {
@@ -163,7 +171,12 @@ const struct perfdata_info *perfdata__info(const struct perfdata *pd);
 /* The events, their names (event_desc or EVENT_UPDATE) and ids. */
 const struct evtab *perfdata__evtab(const struct perfdata *pd);
 
-/* 1 with *r filled, 0 at the end, -errno on bad input (see errmsg). */
+/*
+ * 1 with *r filled, 0 at the end, -errno on bad input (see errmsg).  A
+ * record cut by the end of the input (a recorder killed mid-write, a file
+ * truncated) ends the data with a warning (perfdata_info.warnings), not an
+ * error; a record header that cannot be (size below 8) is an error.
+ */
 int perfdata__next(struct perfdata *pd, struct perfdata_rec *r);
 /* Back to the first record of the data. */
 int perfdata__rewind(struct perfdata *pd);

@@ -274,7 +274,7 @@ int perfdata__skip_feature(struct perfdata *pd, int id, uint64_t off, uint64_t s
 }
 
 /* Decodes one feature whose bytes are [off, off+size) of the input. */
-int perfdata__read_feature(struct perfdata *pd, int id, uint64_t off, uint64_t size)
+static int decode_feature(struct perfdata *pd, int id, uint64_t off, uint64_t size)
 {
 	struct perfdata_info *in = &pd->info;
 	struct fcur c = { pd, pd->buf, off, off + size, perfdata__feature_name(id) };
@@ -328,6 +328,23 @@ int perfdata__read_feature(struct perfdata *pd, int id, uint64_t off, uint64_t s
 		return perfdata__skip_feature(pd, id, off, size);
 	}
 	return e;
+}
+
+/*
+ * A feature that does not decode is skipped with a warning naming where
+ * and why: the records do not depend on it (perf reads around a malformed
+ * cpudesc the same way).  Only running out of memory fails.
+ */
+int perfdata__read_feature(struct perfdata *pd, int id, uint64_t off, uint64_t size)
+{
+	int e = decode_feature(pd, id, off, size);
+
+	if (e == -ENOMEM || e >= 0)
+		return e;
+	perfdata__warn(pd, "%s: feature skipped", pd->err);
+	pd->err[0] = '\0';
+	pd->info.features[id / 64] &= ~(1ULL << (id % 64));
+	return perfdata__skip_feature(pd, id, off, size);
 }
 
 /* A HEADER_BUILD_ID record (pipe mode): its build id joins the list. */

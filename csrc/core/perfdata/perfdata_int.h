@@ -74,6 +74,8 @@ struct perfdata {
 	size_t bounce_cap;
 
 	char err[512];
+	char cut[256];              /* where the input ended inside a record */
+	const char *warnings[PERFDATA_MAX_WARNINGS];   /* info.warnings */
 };
 
 static inline int in_bounds(uint64_t off, uint64_t size, uint64_t len)
@@ -100,6 +102,9 @@ __attribute__((format(printf, 2, 3)))
 void perfdata__set_error(struct perfdata *pd, const char *fmt, ...);
 /* Sets the message and evaluates to -EINVAL (visible to the analyzers). */
 #define perfdata__fail(pd, ...) (perfdata__set_error((pd), __VA_ARGS__), -EINVAL)
+/* Adds a line to info.warnings (dropped past PERFDATA_MAX_WARNINGS). */
+__attribute__((format(printf, 2, 3)))
+void perfdata__warn(struct perfdata *pd, const char *fmt, ...);
 void *perfdata__keep(struct perfdata *pd, void *p);   /* freed at close; frees p on failure */
 void *perfdata__kalloc(struct perfdata *pd, size_t n, size_t sz);
 int perfdata__idx_of_id(struct perfdata *pd, uint64_t id);
@@ -109,6 +114,9 @@ int perfdata__set_name(struct perfdata *pd, int idx, const char *name, size_t n)
 int perfdata__read_feature(struct perfdata *pd, int id, uint64_t off, uint64_t size);
 int perfdata__skip_feature(struct perfdata *pd, int id, uint64_t off, uint64_t size);
 int perfdata__append_build_ids(struct perfdata *pd, uint64_t off, uint64_t size);
+
+/* perfdata_evname.c: perf's name for an event from its attr alone */
+void perfdata__attr_name(const struct perf_event_attr *a, char *buf, size_t n);
 
 /* perfdata_order.c */
 void perfdata__chunk_put(struct chunk *c);

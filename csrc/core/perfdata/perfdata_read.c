@@ -35,6 +35,30 @@ void perfdata__set_error(struct perfdata *pd, const char *fmt, ...)
 	va_end(ap);
 }
 
+void perfdata__warn(struct perfdata *pd, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+	unsigned i;
+	char *w;
+
+	if (pd->info.nr_warnings >= PERFDATA_MAX_WARNINGS)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	/* a second pass over the data meets the same cut */
+	for (i = 0; i < pd->info.nr_warnings; i++)
+		if (!strcmp(pd->warnings[i], buf))
+			return;
+	/* out of memory loses the line, not the file */
+	w = perfdata__keep(pd, strdup(buf));
+	if (!w)
+		return;
+	pd->warnings[pd->info.nr_warnings++] = w;
+	pd->info.warnings = pd->warnings;
+}
+
 void *perfdata__keep(struct perfdata *pd, void *p)
 {
 	if (!p)
@@ -66,31 +90,10 @@ void *perfdata__kalloc(struct perfdata *pd, size_t n, size_t sz)
  * records arrive all along the stream), under a default name until a
  * feature or EVENT_UPDATE names them.
  */
-static const char *const sw_names[] = {
-	"cpu-clock", "task-clock", "page-faults", "context-switches", "cpu-migrations",
-	"minor-faults", "major-faults", "alignment-faults", "emulation-faults", "dummy",
-	"bpf-output", "cgroup-switches",
-};
-static const char *const hw_names[] = {
-	"cycles", "instructions", "cache-references", "cache-misses", "branches",
-	"branch-misses", "bus-cycles", "stalled-cycles-frontend", "stalled-cycles-backend",
-	"ref-cycles",
-};
-
-static void default_name(const struct perf_event_attr *a, char *buf, size_t n)
-{
-	if (a->type == PERF_TYPE_SOFTWARE && a->config < sizeof sw_names / sizeof sw_names[0])
-		snprintf(buf, n, "%s", sw_names[a->config]);
-	else if (a->type == PERF_TYPE_HARDWARE && a->config < sizeof hw_names / sizeof hw_names[0])
-		snprintf(buf, n, "%s", hw_names[a->config]);
-	else
-		snprintf(buf, n, "%u:%llu", a->type, (unsigned long long)a->config);
-}
-
 static int add_attr(struct perfdata *pd, const uint8_t *p, uint64_t avail, uint64_t off)
 {
 	struct perf_event_attr a;
-	char name[64];
+	char name[96];
 	uint32_t asz;
 	int e;
 
@@ -107,7 +110,7 @@ static int add_attr(struct perfdata *pd, const uint8_t *p, uint64_t avail, uint6
 			     (unsigned long long)avail);
 	memcpy(&a, p, asz < sizeof a ? asz : sizeof a);
 	a.size = sizeof a;
-	default_name(&a, name, sizeof name);
+	perfdata__attr_name(&a, name, sizeof name);
 	if (pd->nr_attrs == pd->cap_attrs) {
 		int n = pd->cap_attrs ? pd->cap_attrs * 2 : 8;
 		struct attr_ent *t = realloc(pd->attrs, (size_t)n * sizeof *t);
@@ -224,9 +227,15 @@ static int open_file_mode(struct perfdata *pd)
 		dsize = pd->len - doff;
 		memset(pd->info.features, 0, sizeof pd->info.features);
 	}
-	if (!in_bounds(doff, dsize, pd->len))
-		return perfdata__fail(pd, "offset 48: data section %llu+%llu is past the end (%zu bytes): truncated file?",
-			     (unsigned long long)doff, (unsigned long long)dsize, pd->len);
+	if (!in_bounds(doff, dsize, pd->len)) {
+		/* Cut short (copied while being written, truncated): the
+		 * records up to the end are there, the features were not. */
+		perfdata__warn(pd, "offset 48: the data section %llu+%llu runs past the end of the file "
+			       "(%zu bytes): truncated file? reading the records up to the end",
+			       (unsigned long long)doff, (unsigned long long)dsize, pd->len);
+		dsize = pd->len - doff;
+		memset(pd->info.features, 0, sizeof pd->info.features);
+	}
 	nattrs = asize / attr_size;
 	for (bit = 1; bit < PERFDATA_FEAT_BITS; bit++)
 		if (pd->info.features[bit / 64] & (1ULL << (bit % 64)))
@@ -261,43 +270,42 @@ static int open_file_mode(struct perfdata *pd)
 				goto out;
 	}
 	ftab = doff + dsize;
-	if (nfeat) {
-		if (!in_bounds(ftab, nfeat * 16, pd->len)) {
-			e = perfdata__fail(pd, "offset %llu: feature table of %llu sections is past the end (%zu bytes)",
-				  (unsigned long long)ftab, (unsigned long long)nfeat, pd->len);
-			goto out;
-		}
-		spans[nspans++] = (struct span){ ftab, nfeat * 16, "feature table" };
-		i = 0;
-		for (bit = 1; bit < PERFDATA_FEAT_BITS; bit++) {
-			uint64_t foff, fsize;
-			if (!(pd->info.features[bit / 64] & (1ULL << (bit % 64))))
-				continue;
-			uint64_t entry = ftab + 16 * i;
-			foff = rd64(b + entry);
-			fsize = rd64(b + entry + 8);
-			if (!in_bounds(foff, fsize, pd->len)) {
-				e = perfdata__fail(pd, "offset %llu: %s feature section %llu+%llu is past the end (%zu bytes)",
-					  (unsigned long long)entry,
-					  perfdata__feature_name(bit) ? perfdata__feature_name(bit) : "unknown",
-					  (unsigned long long)foff, (unsigned long long)fsize, pd->len);
-				goto out;
-			}
-			spans[nspans++] = (struct span){ foff, fsize,
-				perfdata__feature_name(bit) ? perfdata__feature_name(bit) : "unknown feature" };
-			i++;
-		}
+	if (nfeat && !in_bounds(ftab, nfeat * 16, pd->len)) {
+		perfdata__warn(pd, "offset %llu: the feature table (%llu sections) runs past the end "
+			       "of the file (%zu bytes): features skipped",
+			       (unsigned long long)ftab, (unsigned long long)nfeat, pd->len);
+		memset(pd->info.features, 0, sizeof pd->info.features);
+		nfeat = 0;
 	}
+	if (nfeat)
+		spans[nspans++] = (struct span){ ftab, nfeat * 16, "feature table" };
 	if ((e = check_overlaps(pd, spans, nspans)))
 		goto out;
-	/* nrcpus before cpu_topology (it sizes the per-cpu arrays): bit order does that. */
+	/*
+	 * Each feature is read inside its own bounds: one past the end or
+	 * malformed is skipped with a warning, as perf reads around a bad
+	 * cpudesc.  nrcpus before cpu_topology (it sizes the per-cpu
+	 * arrays): bit order does that.
+	 */
 	i = 0;
 	for (bit = 1; bit < PERFDATA_FEAT_BITS; bit++) {
+		uint64_t entry = ftab + 16 * i, foff, fsize;
+		const char *name = perfdata__feature_name(bit);
 		if (!(pd->info.features[bit / 64] & (1ULL << (bit % 64))))
 			continue;
-		if ((e = perfdata__read_feature(pd, bit, rd64(b + ftab + 16 * i), rd64(b + ftab + 16 * i + 8))))
-			goto out;
 		i++;
+		foff = rd64(b + entry);
+		fsize = rd64(b + entry + 8);
+		if (!in_bounds(foff, fsize, pd->len)) {
+			perfdata__warn(pd, "offset %llu: %s feature section %llu+%llu is past the end "
+				       "(%zu bytes): skipped", (unsigned long long)entry,
+				       name ? name : "unknown", (unsigned long long)foff,
+				       (unsigned long long)fsize, pd->len);
+			pd->info.features[bit / 64] &= ~(1ULL << (bit % 64));
+			continue;
+		}
+		if ((e = perfdata__read_feature(pd, bit, foff, fsize)))
+			goto out;
 	}
 	pd->info.data_offset = doff;
 	pd->info.data_size = dsize;
@@ -311,21 +319,38 @@ out:
 
 /* ------------------------------------------------------------ pipe mode */
 
+/*
+ * Reads the record header at off: 0, or 1 when the input ends inside the
+ * record (cut: pd->cut says where), or -EINVAL for a header no record can
+ * have (perf's "bad event header size").
+ */
 static int rec_header(struct perfdata *pd, const uint8_t *base, uint64_t off, uint64_t end,
 		      uint64_t abs_off, struct perf_event_header *h)
 {
-	if (end - off < sizeof *h)
-		return perfdata__fail(pd, "offset %llu: %llu bytes left, expected a record header (8 bytes): truncated?",
-			     (unsigned long long)abs_off, (unsigned long long)(end - off));
+	if (end - off < sizeof *h) {
+		snprintf(pd->cut, sizeof pd->cut, "offset %llu: %llu bytes left, too few for a record header",
+			 (unsigned long long)abs_off, (unsigned long long)(end - off));
+		return 1;
+	}
 	memcpy(h, base + off, sizeof *h);
 	if (h->size < sizeof *h)
-		return perfdata__fail(pd, "offset %llu: record type %u has size %u, expected at least 8",
+		return perfdata__fail(pd, "offset %llu: record type %u has size %u, expected at least 8: "
+			     "a corrupt file (bad record header)",
 			     (unsigned long long)abs_off, h->type, h->size);
-	if (h->size > end - off)
-		return perfdata__fail(pd, "offset %llu: %s record of %u bytes runs past the end (%llu bytes left)",
-			     (unsigned long long)abs_off, record__type_name(h->type), h->size,
-			     (unsigned long long)(end - off));
+	if (h->size > end - off) {
+		snprintf(pd->cut, sizeof pd->cut, "offset %llu: %s record of %u bytes runs past the end (%llu bytes left)",
+			 (unsigned long long)abs_off, record__type_name(h->type), h->size,
+			 (unsigned long long)(end - off));
+		return 1;
+	}
 	return 0;
+}
+
+/* The input ends inside a record: what came before is read, with a warning. */
+static void cut_here(struct perfdata *pd)
+{
+	perfdata__warn(pd, "%s: truncated file? records read up to there", pd->cut);
+	pd->pos = pd->end;
 }
 
 /* Bytes a user record takes in the stream (TRACING_DATA and AUXTRACE carry a payload after it). */
@@ -457,8 +482,14 @@ static int open_pipe_mode(struct perfdata *pd)
 	/* The description (attrs, features, tracing data) precedes the first kernel record. */
 	while (off < pd->end) {
 		uint64_t ext;
-		if ((e = rec_header(pd, pd->buf, off, pd->end, off, &h)))
+		if ((e = rec_header(pd, pd->buf, off, pd->end, off, &h)) < 0)
 			return e;
+		if (e > 0) {
+			/* cut inside the description: the records (if any) follow nowhere */
+			cut_here(pd);
+			pd->end = off;
+			break;
+		}
 		if (h.type < REC_HEADER_ATTR || h.type == REC_FINISHED_INIT || h.type == REC_COMPRESSED)
 			break;
 		if ((e = user_extent(pd, &h, off, &ext)) || (e = handle_user(pd, pd->buf + off, h.size, off)))
@@ -790,8 +821,12 @@ static int next_raw(struct perfdata *pd, const uint8_t **p, uint32_t *size, uint
 					     (unsigned long long)c->src_offset, c->len - c->pos);
 			return 0;
 		}
-		if ((e = rec_header(pd, pd->buf, pd->pos, pd->end, pd->pos, &h)))
+		if ((e = rec_header(pd, pd->buf, pd->pos, pd->end, pd->pos, &h)) < 0)
 			return e;
+		if (e > 0) {
+			cut_here(pd);
+			continue;
+		}
 		if (h.type == REC_COMPRESSED || h.type == 83) {
 			if ((e = decompress(pd, pd->buf + pd->pos, h.size, pd->pos)))
 				return e;

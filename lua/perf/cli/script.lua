@@ -363,6 +363,15 @@ function M.run(args)
     io.stderr:write("luaperf script: ", tostring(err), "\n")
     return 1
   end
+  -- what the reader read around (a feature skipped, data cut short), as
+  -- perf warns and goes on; lines met while reading come at the end
+  local warned = 0
+  local function warn_new()
+    local w = f.warnings and f:warnings() or {}
+    for i = warned + 1, #w do io.stderr:write("luaperf script: warning: ", w[i], "\n") end
+    warned = #w
+  end
+  warn_new()
   local st = new_state(f)
   local hdr = f:header()
   local name_width, has_chain, has_cpu = 0, false, false
@@ -455,10 +464,13 @@ function M.run(args)
       end
     end
   end)
+  warn_new()
   f:close()
   if not ok then
     local msg = type(e) == "table" and e.msg or tostring(e)
     if type(msg) == "string" and msg:match("Broken pipe") then return 0 end
+    -- the reader's errors name the offset; say which file
+    if type(e) == "string" and msg:match("^offset %d") then msg = opts.input .. ": " .. msg end
     io.stderr:write("luaperf script: ", tostring(msg), "\n")
     return 1
   end
