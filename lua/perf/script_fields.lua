@@ -18,7 +18,8 @@
 local M = {}
 
 M.NAMES = { "comm", "tid", "pid", "time", "cpu", "event", "period", "ip", "sym",
-            "symoff", "dso", "addr", "trace" }
+            "symoff", "dso", "addr", "trace", "data_src", "weight", "ins_lat", "phys_addr",
+            "data_page_size", "code_page_size" }
 local KNOWN = {}
 for _, n in ipairs(M.NAMES) do KNOWN[n] = true end
 
@@ -40,6 +41,12 @@ local function set(list)
 end
 local DEFAULT = { "comm", "tid", "cpu", "time", "event", "ip", "sym", "symoff", "dso", "period" }
 local TP_DEFAULT = { "comm", "tid", "cpu", "time", "event", "trace" }
+-- raw PMU events (memory sampling, mostly) also show what the sample
+-- carries of the memory access: kept when the first raw event has it
+local RAW_DEFAULT = { "comm", "tid", "cpu", "time", "event", "ip", "sym", "symoff", "dso", "period",
+                      "addr", "data_src", "weight", "phys_addr", "data_page_size",
+                      "code_page_size", "ins_lat" }
+local RAW = 4
 
 local function output_type(ev)
   local t = ev.type or OTHER
@@ -49,6 +56,10 @@ end
 
 -- PERF_SAMPLE_* bits a field needs
 local S_IP, S_TID, S_TIME, S_ADDR, S_CALLCHAIN, S_CPU = 1, 2, 4, 8, 32, 128
+local S_WEIGHT, S_DATA_SRC, S_PHYS_ADDR = 2^14, 2^15, 2^19
+local S_DATA_PAGE_SIZE, S_CODE_PAGE_SIZE, S_WEIGHT_STRUCT = 2^22, 2^23, 2^24
+-- perf's --max-stack default: frames printed per call chain
+local MAX_STACK = 127
 local function has_bit(v, bit) return math.floor((v or 0) / bit) % 2 == 1 end
 
 function M.supported()
@@ -93,7 +104,8 @@ end
 local function defaults()
   local st = {}
   for _, t in ipairs(ALL_TYPES) do
-    st[t] = { fields = set(t == TP and TP_DEFAULT or DEFAULT), user_set = false, named = {} }
+    st[t] = { fields = set(t == TP and TP_DEFAULT or t == RAW and RAW_DEFAULT or DEFAULT),
+              user_set = false, named = {} }
   end
   return st
 end
@@ -148,6 +160,26 @@ local function check(o, ev)
   local ok, err
   if F.ip then ok, err = need(S_IP, "IP", { "ip" }); if not ok then return nil, err end end
   if F.addr then ok, err = need(S_ADDR, "ADDR", { "addr" }); if not ok then return nil, err end end
+  if F.data_src then
+    ok, err = need(S_DATA_SRC, "DATA_SRC", { "data_src" }); if not ok then return nil, err end
+  end
+  if F.weight and not has_bit(stype, S_WEIGHT_STRUCT) then
+    ok, err = need(S_WEIGHT, "WEIGHT", { "weight" }); if not ok then return nil, err end
+  end
+  if F.ins_lat then
+    ok, err = need(S_WEIGHT_STRUCT, "WEIGHT_STRUCT", { "ins_lat" }); if not ok then return nil, err end
+  end
+  if F.phys_addr then
+    ok, err = need(S_PHYS_ADDR, "PHYS_ADDR", { "phys_addr" }); if not ok then return nil, err end
+  end
+  if F.data_page_size then
+    ok, err = need(S_DATA_PAGE_SIZE, "DATA_PAGE_SIZE", { "data_page_size" })
+    if not ok then return nil, err end
+  end
+  if F.code_page_size then
+    ok, err = need(S_CODE_PAGE_SIZE, "CODE_PAGE_SIZE", { "code_page_size" })
+    if not ok then return nil, err end
+  end
   local addressed = has_bit(stype, S_IP) or has_bit(stype, S_ADDR)
   if F.sym and not addressed then
     return nil, "Display of symbols requested but neither sample IP nor sample address " ..
@@ -217,8 +249,101 @@ local function symname(r, F)
   return r.name
 end
 
+-- perf's data source text (perf_script__meminfo_scnprintf, perf 6.1):
+-- |OP ..|LVL ..|SNP ..|TLB ..|LCK ..|BLK .. from union perf_mem_data_src.
+local function bits(v, shift, n)
+  return math.floor(math.floor(v / 2^shift) % 2^n)
+end
+
+local function or_list(m, names, skip)
+  local out = {}
+  for i = 0, #names - 1 do
+    if not (skip and skip[i]) and math.floor(m / 2^i) % 2 == 1 then out[#out + 1] = names[i + 1] end
+  end
+  return out
+end
+
+local MEM_LVL = { "N/A", "HIT", "MISS", "L1", "LFB/MAB", "L2", "L3", "Local RAM",
+                  "Remote RAM (1 hop)", "Remote RAM (2 hops)", "Remote Cache (1 hop)",
+                  "Remote Cache (2 hops)", "I/O", "Uncached" }
+local MEM_LVLNUM = { [9] = "CXL", [10] = "I/O", [11] = "Any cache", [12] = "LFB/MAB",
+                     [13] = "RAM", [14] = "PMEM", [15] = "N/A" }
+local MEM_HOPS = { [0] = "N/A", "core, same node", "node, same socket", "socket, same board", "board" }
+local SNOOP = { "N/A", "None", "Hit", "Miss", "HitM" }
+local TLB = { "N/A", "HIT", "MISS", "L1", "L2", "Walker", "Fault" }
+
+local function mem_text(ds)
+  local op, lvl, snoop = bits(ds, 0, 5), bits(ds, 5, 14), bits(ds, 19, 5)
+  local lock, dtlb, lvlnum = bits(ds, 24, 2), bits(ds, 26, 7), bits(ds, 33, 4)
+  local remote, snoopx, blk, hops = bits(ds, 37, 1), bits(ds, 38, 2), bits(ds, 40, 3), bits(ds, 43, 3)
+  local t = {}
+  local function has(v, b) return math.floor(v / 2^b) % 2 == 1 end
+  t[#t + 1] = "|OP "
+  t[#t + 1] = has(op, 0) and "N/A" or has(op, 1) and "LOAD" or has(op, 2) and "STORE"
+              or has(op, 3) and "PFETCH" or has(op, 4) and "EXEC" or "No"
+  -- LVL: the PERF_MEM_LVL bits (or the hops), then the level number
+  local l = {}
+  if remote == 1 then l[#l + 1] = "Remote " end
+  local names = {}
+  if hops ~= 0 then
+    l[#l + 1] = (MEM_HOPS[hops] or "") .. " "
+  else
+    names = or_list(lvl, MEM_LVL, { [1] = true, [2] = true })
+  end
+  if lvlnum ~= 0 then names[#names + 1] = MEM_LVLNUM[lvlnum] or string.format("L%d", lvlnum) end
+  l[#l + 1] = table.concat(names, " or ")
+  local ltext = table.concat(l)
+  if ltext == "" then ltext = "N/A" end
+  if has(lvl, 1) then ltext = ltext .. " hit" end
+  if has(lvl, 2) then ltext = ltext .. " miss" end
+  t[#t + 1] = "|LVL " .. ltext
+  local sn = or_list(snoop, SNOOP)
+  if has(snoopx, 0) then sn[#sn + 1] = "Fwd" end
+  t[#t + 1] = "|SNP " .. (#sn > 0 and table.concat(sn, " or ") or "N/A")
+  local tl = table.concat(or_list(dtlb, TLB, { [1] = true, [2] = true }), " or ")
+  if tl == "" then tl = "N/A" end
+  if has(dtlb, 1) then tl = tl .. " hit" end
+  if has(dtlb, 2) then tl = tl .. " miss" end
+  t[#t + 1] = "|TLB " .. tl
+  t[#t + 1] = "|LCK " .. (has(lock, 0) and "N/A" or has(lock, 1) and "Yes" or "No")
+  local b = ""
+  if blk == 0 or has(blk, 0) then b = " N/A"
+  else
+    if has(blk, 1) then b = b .. " Data" end
+    if has(blk, 2) then b = b .. " Addr" end
+  end
+  t[#t + 1] = "|BLK " .. b
+  -- perf formats into 100-byte buffers
+  return (table.concat(t):sub(1, 99))
+end
+M.mem_text = mem_text
+
+-- A page size as perf names it: 4K, 2M, 1G ("N/A" when unknown).
+local function page_size(n)
+  if not n or n == 0 then return "N/A" end
+  local units, i = { "B", "K", "M", "G" }, 1
+  while n // 1024 > 1 and i < 4 do n = n // 1024; i = i + 1 end
+  return string.format("%d%s", n, units[i])
+end
+
+local function u64hex(ctx, v)
+  return ctx.hex(v)
+end
+
+-- What perf prints after the ip (or after the call chain, on the blank
+-- line that ends it): the physical address and the page sizes.
+local function tail(rec, F)
+  if not (F.phys_addr or F.data_page_size or F.code_page_size) then return "" end
+  local t = {}
+  if F.phys_addr then t[#t + 1] = string.format("%16s", rec.phys_addr and
+    (type(rec.phys_addr) == "string" and rec.phys_addr:gsub("^0x", "") or string.format("%x", rec.phys_addr)) or "0") end
+  if F.data_page_size then t[#t + 1] = " " .. page_size(rec.data_page_size) end
+  if F.code_page_size then t[#t + 1] = " " .. page_size(rec.code_page_size) end
+  return table.concat(t)
+end
+
 -- One sample as perf script prints it.  ctx: comm(rec), hex(v),
--- timestr(t), trace_text(rec), period(rec), resolve(pid, addr) -> r
+-- timestr(t), trace_text(rec), period(rec), resolve(pid, addr, kernel) -> r
 -- ({ name=, offset=, dso= }), resolve_addr(pid, addr) (the same for a data
 -- address), chain_addr(r, addr), name_width.
 function M.print(out, ctx, layout, rec, ev)
@@ -260,12 +385,22 @@ function M.print(out, ctx, layout, rec, ev)
       if F.dso then parts[#parts + 1] = " (" .. r.dso .. ")" end
     end
   end
+  if F.data_src then
+    local ds = rec.data_src or 0
+    local text = (string.format("%16s", u64hex(ctx, ds)) .. " " .. mem_text(ds)):sub(1, 99)
+    -- perf pads to the widest printed so far
+    if #text > (layout.data_src_width or 0) then layout.data_src_width = #text end
+    parts[#parts + 1] = text .. string.rep(" ", layout.data_src_width - #text)
+  end
+  if F.weight then parts[#parts + 1] = string.format("%16s", tostring(rec.weight or 0)) end
+  if F.ins_lat then parts[#parts + 1] = string.format("%16d", rec.weight_var2 or 0) end
   if chain then
     out:write(table.concat(parts), "\n")
     -- a frame's line is a function of (pid, addr) and the fields: made once
     local key = "printed_" .. (F.sym and "s" or "") .. (F.symoff and "o" or "") .. (F.dso and "d" or "")
-    for _, a in ipairs(chain) do
-      local r = ctx.resolve(rec.pid, a)
+    for i, a in ipairs(chain) do
+      if i > MAX_STACK then break end
+      local r = ctx.resolve(rec.pid, a, i <= (rec.callchain_kernel or 0))
       local line = r[key]
       if not line then
         local l = { string.format("\t%16s", ctx.chain_addr(r, a)) }
@@ -278,21 +413,22 @@ function M.print(out, ctx, layout, rec, ev)
       out:write(line)
     end
     -- an unwind that ran off the captured stack: perf ends it with -1
-    if rec.unwind and rec.unwind.truncated then
+    if rec.unwind and rec.unwind.truncated and #chain <= MAX_STACK then
       out:write(string.format("\t%16s", "ffffffffffffffff"), F.sym and " [unknown]" or "",
         F.dso and " ([unknown])" or "", "\n")
     end
-    out:write("\n")
+    out:write(tail(rec, F), "\n")
     return
   end
   if F.ip and rec.ip then
     parts[#parts + 1] = string.format(" %16s", ctx.hex(rec.ip))
     if F.sym or F.dso then
-      local r = ctx.resolve(rec.pid, rec.ip)
+      local r = ctx.resolve(rec.pid, rec.ip, rec.cpumode == "kernel")
       if F.sym then parts[#parts + 1] = " " .. symname(r, F) end
       if F.dso then parts[#parts + 1] = " (" .. r.dso .. ")" end
     end
   end
+  parts[#parts + 1] = tail(rec, F)
   parts[#parts + 1] = "\n"
   out:write(table.concat(parts))
 end

@@ -112,7 +112,10 @@ local function observe(st, rec)
 end
 
 -- Symbol of addr in pid: { name=, offset=, dso=, rel= } with [unknown]s.
-local function resolve(st, pid, addr)
+-- kernel: the sample says the address is the kernel's (its cpumode, or a
+-- chain entry under the kernel context), as perf picks the kernel map by
+-- cpumode: 32-bit kernels (i686, armv7) have no telltale addresses.
+local function resolve(st, pid, addr, kernel)
   local byaddr = st.cache[pid or -1]
   if not byaddr then
     byaddr = {}
@@ -130,7 +133,7 @@ local function resolve(st, pid, addr)
     if m then
       r.dso = (s and s.dso) or m.path
       r.map = m
-    elseif is_kernel_addr(addr) and not s then
+    elseif (kernel or is_kernel_addr(addr)) and not s then
       r.dso = "[kernel.kallsyms]"
     end
   end
@@ -447,7 +450,7 @@ function M.run(args)
         timestr = function(t) return timestr(t, opts.ns) end,
         period = function(rec) return rec.period or st.period[rec.event] end,
         trace_text = function(rec) return f:trace_text(rec.raw, rec.cpu or 0) end,
-        resolve = function(pid, addr) return resolve(st, pid, addr) end,
+        resolve = function(pid, addr, kernel) return resolve(st, pid, addr, kernel) end,
         resolve_addr = function(pid, addr) return resolve_addr(st, pid, addr) end,
         chain_addr = chain_addr,
       }
