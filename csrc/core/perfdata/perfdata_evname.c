@@ -1,7 +1,7 @@
 /*
  * The name perf gives an event from its attr alone (evsel__name in perf
  * 6.1), for files that do not name their events (no event_desc feature,
- * no EVENT_UPDATE): "cycles:ppH", "r1cd:u", "L1-dcache-load-misses",
+ * no EVENT_UPDATE): "cycles:ppH", "raw 0x1cd:u", "L1-dcache-load-misses",
  * "mem:0x1000:rw".  The names are facts of perf's output format.
  */
 #include <stdio.h>
@@ -96,7 +96,7 @@ void perfdata__attr_name(const struct perf_event_attr *a, char *buf, size_t n)
 		cache_name(a->config, buf, n);
 		break;
 	case PERF_TYPE_RAW:
-		snprintf(buf, n, "r%llx", (unsigned long long)a->config);
+		snprintf(buf, n, "raw 0x%llx", (unsigned long long)a->config);
 		break;
 	case PERF_TYPE_BREAKPOINT:
 		snprintf(buf, n, "mem:0x%llx:%s%s%s", (unsigned long long)a->bp_addr,
