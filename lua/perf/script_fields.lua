@@ -322,7 +322,7 @@ M.mem_text = mem_text
 local function page_size(n)
   if not n or n == 0 then return "N/A" end
   local units, i = { "B", "K", "M", "G" }, 1
-  while n // 1024 > 1 and i < 4 do n = n // 1024; i = i + 1 end
+  while math.floor(n / 1024) > 1 and i < 4 do n = math.floor(n / 1024); i = i + 1 end
   return string.format("%d%s", n, units[i])
 end
 
