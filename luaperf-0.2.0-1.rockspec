@@ -45,6 +45,7 @@ build = {
             "csrc/core/event/pmu.c",
             "csrc/core/event/tracefmt.c",
             "csrc/core/perfdata/maporder.c",
+            "csrc/core/perfdata/perfdata_evname.c",
             "csrc/core/perfdata/perfdata_features.c",
             "csrc/core/perfdata/perfdata_order.c",
             "csrc/core/perfdata/perfdata_read.c",
