@@ -77,6 +77,20 @@ print(int(sum(p["weights"])), len(p["samples"]))
     assert.is_true(tonumber(n) > 1)
   end)
 
+  it("exports a profile of named frames with an unknown thread (tid -1), as pprof reads it", function()
+    local perf = require "perf"
+    local p = perf.profile()
+    p:add_stack({ "leaf", "mid", "main" }, { count = 3, pid = 1 })
+    p:add_stack({ "other", "main" }, { count = 1, pid = 1 })
+    local pb = dir .. "/named.pb.gz"
+    util.write(pb, assert(p:pprof{}))
+    local rows, raw = pprof_top(pb, "-sample_index=samples")
+    assert.are.equal("leaf", rows[1].name, raw)
+    assert.are.equal("3", rows[1].flat, raw)
+    assert.are.equal("other", rows[2].name, raw)
+    assert.are.equal("1", rows[2].flat, raw)
+  end)
+
   it("encodes varints of 64-bit addresses without losing bits", function()
     assert.equal("\172\2", pprof.varint(300))
     assert.equal("\128\128\128\136\248\255\255\255\255\1", pprof.varint("0xffffffff81000000"))

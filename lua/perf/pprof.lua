@@ -156,8 +156,9 @@ function M.encode(list, opts)
       m.w = m.w + (s.count or 1)
     end
     local body = packed(1, ids) .. packed(2, { s.count or 1, s.period or s.count or 1 })
-    if s.pid then body = body .. bytes_field(3, int_field(1, str("pid")) .. int_field(3, s.pid)) end
-    if s.tid then body = body .. bytes_field(3, int_field(1, str("tid")) .. int_field(3, s.tid)) end
+    -- (-1: not known, as perf writes it; no label rather than 2^64-1)
+    if s.pid and s.pid >= 0 then body = body .. bytes_field(3, int_field(1, str("pid")) .. int_field(3, s.pid)) end
+    if s.tid and s.tid >= 0 then body = body .. bytes_field(3, int_field(1, str("tid")) .. int_field(3, s.tid)) end
     if s.comm then body = body .. bytes_field(3, int_field(1, str("comm")) .. int_field(2, str(s.comm))) end
     put(bytes_field(2, body))
   end
