@@ -36,6 +36,22 @@ describe("luaperf --help and --version", function()
   end)
 end)
 
+describe("a usage error", function()
+  it("exits 129 with the command's name and usage in every command, as perf's", function()
+    local _, perf_rc = select(2, util.sh("perf report --bogus-option"))
+    for _, cmd in ipairs({ "stat", "record", "report", "flame", "script", "list" }) do
+      local _, err, rc = run(cmd .. " --bogus-option")
+      assert.are.equal(perf_rc, rc, cmd .. ": " .. err)
+      assert.truthy(err:find("^luaperf " .. cmd .. ": "), err)
+      assert.truthy(err:find("usage", 1, true), cmd .. ": " .. err)
+    end
+    util.write(dir .. "/a.folded", "main;work 3\n")
+    local _, err, rc = run("report --sort nosuchkey -i " .. dir .. "/a.folded")
+    assert.are.equal(129, rc, err)
+    assert.truthy(err:find("nosuchkey", 1, true), err)
+  end)
+end)
+
 describe("an unknown event", function()
   it("is refused by stat and record alike, with perf stat's exit code", function()
     local _, theirs_rc = select(2, util.sh("perf stat -e cyclez -- true"))

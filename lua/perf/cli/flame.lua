@@ -68,7 +68,7 @@ return function(args)
   local o, err = parse(args)
   if not o then
     io.stderr:write("luaperf flame: ", err, "\n", usage)
-    return 2
+    return 129
   end
   if o.help then io.stdout:write(usage); return 0 end
   local perf = require "perf"

@@ -41,7 +41,7 @@ return function(args)
     elseif a:sub(1, 1) == "-" then
       io.stderr:write("luaperf list: unknown option '", a, "'\n")
       usage(io.stderr)
-      return 1
+      return 129
     else
       patterns[#patterns + 1] = a
     end

@@ -106,7 +106,7 @@ return function(args)
   local o, err = parse(args)
   if not o then
     io.stderr:write("luaperf report: ", err, "\n", usage)
-    return 2
+    return 129
   end
   if o.help then io.stdout:write(usage); return 0 end
   local stacks = require "perf.stacks"
@@ -136,8 +136,9 @@ return function(args)
   local ok, rows = pcall(report.top, list, { by = keys, children = children, weight = o.weight,
     comm = o.comm, pid = o.pid, tid = o.tid, dso = o.dso, sym = o.symbol })
   if not ok then
-    io.stderr:write("luaperf report: ", tostring(rows):gsub("^[^:]*:%d+: ", ""), "\n")
-    return 2
+    -- a bad --sort key or filter: a usage error
+    io.stderr:write("luaperf report: ", (tostring(rows):gsub("^[^:]*:%d+: ", "")), "\n")
+    return 129
   end
 
   local out = {}

@@ -358,7 +358,7 @@ function M.run(args)
     -- the usage for a malformed command line, just the reason for a bad value
     local usage = (script:match("^unknown option") or script:match("needs a value")) and USAGE or ""
     io.stderr:write("luaperf script: ", script, "\n", usage)
-    return 1
+    return 129
   end
   if opts.help then io.stdout:write(USAGE); return 0 end
   local f, err = perf.open(opts.input)
