@@ -11,8 +11,8 @@ teardown(function() util.sh("rm -rf " .. dir) end)
 
 -- stdout and stderr apart, and the exit code.
 local function run(args)
-  local out, _, rc = util.luaperf(args .. " 2>" .. dir .. "/err")
-  return out, util.read(dir .. "/err") or "", rc
+  local out, _, err, rc = util.luaperf_split(args)
+  return out, err, rc
 end
 
 describe("luaperf --help and --version", function()

@@ -17,22 +17,10 @@ local have_corpus = util.sh("test -r " .. util.q(corpus .. "/perf.data.weight_st
 local _, have_perf = util.sh("perf version")
 local file = pu.recorder(dir)
 
-local function lines(s)
-  local t = {}
-  for l in (s .. "\n"):gmatch("([^\n]*)\n") do t[#t + 1] = l end
-  while #t > 0 and t[#t] == "" do t[#t] = nil end
-  return t
-end
+local lines = util.lines
 
 -- stdout apart from stderr, for both sides
-local function ours(args)
-  local out, ok, rc = util.luaperf(args .. " 2>" .. dir .. "/ours.err")
-  return out, ok, util.read(dir .. "/ours.err") or "", rc
-end
-local function theirs(args)
-  local out, ok = util.sh("perf " .. args .. " 2>/dev/null")
-  return out, ok
-end
+local ours, theirs = util.luaperf_split, util.perf_stdout
 
 local function assert_same(a_text, b_text, what)
   local a, b = lines(a_text), lines(b_text)

@@ -19,22 +19,10 @@ local function tp_file()
   return file("tp.data", "-a -g -e sched:sched_switch -e cpu-clock -c 100000 -- " .. shaped .. " 60")
 end
 
-local function lines(s)
-  local t = {}
-  for l in (s .. "\n"):gmatch("([^\n]*)\n") do t[#t + 1] = l end
-  while #t > 0 and t[#t] == "" do t[#t] = nil end
-  return t
-end
+local lines = util.lines
 
 -- Both sides of a command: stdout (stderr apart) and whether it succeeded.
-local function ours(args)
-  local out, ok = util.luaperf(args .. " 2>" .. dir .. "/ours.err")
-  return out, ok, util.read(dir .. "/ours.err") or ""
-end
-local function theirs(args)
-  local out, ok = util.sh("perf " .. args .. " 2>/dev/null")
-  return out, ok
-end
+local ours, theirs = util.luaperf_split, util.perf_stdout
 
 -- The same lines as perf script, line for line (symbol aliases included:
 -- the symbolizer picks perf's name among those at one address).

@@ -8,12 +8,7 @@ local shaped = pu.shaped()
 -- Records once per run (perf is the slow part); each test reuses the files.
 local file = pu.recorder(dir)
 
-local function lines(s)
-  local t = {}
-  for l in (s .. "\n"):gmatch("([^\n]*)\n") do t[#t + 1] = l end
-  while #t > 0 and t[#t] == "" do t[#t] = nil end
-  return t
-end
+local lines = util.lines
 
 -- Line by line: sample lines equal; in call chain lines the address equals
 -- and "sym+off (dso)" equals for most frames (symbol tables may name an

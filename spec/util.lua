@@ -54,6 +54,28 @@ function M.luaperf(args)
   return M.sh(pre .. "LUAPERF_LUA=" .. M.lua .. " " .. M.root .. "/bin/luaperf " .. args)
 end
 
+-- bin/luaperf with stdout and stderr apart: stdout, success, stderr, exit code.
+local errdir
+function M.luaperf_split(args)
+  errdir = errdir or M.tmpdir()
+  local out, ok, rc = M.luaperf(args .. " 2>" .. errdir .. "/stderr")
+  return out, ok, M.read(errdir .. "/stderr") or "", rc
+end
+
+-- perf's stdout (stderr dropped) and success.
+function M.perf_stdout(args)
+  local out, ok = M.sh("perf " .. args .. " 2>/dev/null")
+  return out, ok
+end
+
+-- The lines of a text, without the trailing empty ones.
+function M.lines(s)
+  local t = {}
+  for l in (s .. "\n"):gmatch("([^\n]*)\n") do t[#t + 1] = l end
+  while #t > 0 and t[#t] == "" do t[#t] = nil end
+  return t
+end
+
 -- A command line for a program that luaperf starts (record -- cmd): under
 -- the sanitizer build the preloaded runtime stays with luaperf, not with
 -- the program, so its samples are the program's own.
