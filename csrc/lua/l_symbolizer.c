@@ -1,12 +1,18 @@
 /*
  * perf.symbolizer{...}: a symbolizer userdata over csrc/core/symbol/symbolizer.h.
  *
- *   local sym = perf.symbolizer{ perfmap_dir = "/tmp", kallsyms = "/proc/kallsyms" }
+ *   local sym = perf.symbolizer{ perfmap_dir = "/tmp", kallsyms = FILE | vmlinux = FILE }
+ *       -- kallsyms, vmlinux: the kernel's symbols whatever a recording says
+ *       -- (perf's --kallsyms, --vmlinux)
  *   sym:feed(rec | {rec, ...} | source)   -- source: anything with :records();
  *                                         -- a file's features().build_ids too
+ *   sym:recording(f)                      -- f's build-id table (kernel too) and
+ *                                         -- kernel addresses as perf reads a recording's
  *   sym:build_id(path, hex)               -- the build id a recording saw for path
  *   sym:load(pid)                         -- /proc/PID/maps
- *   sym:resolve(pid, addr[, {lines=, inlines=}]) -> t | nil, reason
+ *   sym:resolve(pid, addr[, {lines=, inlines=, kernel=}]) -> t | nil, reason
+ *       kernel: true for a kernel address (cpumode, call chain marks), false
+ *       for a user one; absent: told by the address (the upper half)
  *       t = { name=, mangled= (when it differs), offset=, start=, size=, dso=,
  *             dso_addr=, kind = "user"|"kernel"|"jit"|"vdso", build_id=,
  *             file=, line= (lines: addr's own line), inlined = { {name=,
@@ -15,6 +21,8 @@
  *             function calls the outermost inlined one) }
  *   sym:resolve_all(pid, {addr, ...}[, opts])    -> {t | false, ...}
  *   sym:map(pid, addr) -> {path=, start=, ["end"]=, pgoff=, build_id=} | nil, reason
+ *   sym:map(pid, addr, {kernel = true}) -> {path = "[kernel.kallsyms]" | module,
+ *       kernel = true} | nil, reason: the kernel map that holds addr
  *   sym:warning() -> a one-time warning (kptr_restrict) or nil
  *   sym:close()
  */
@@ -52,12 +60,13 @@ static int sym_close(lua_State *L)
 static int sym_new(lua_State *L)
 {
 	struct lsym *u;
-	const char *pmdir = NULL, *kallsyms = NULL;
+	const char *pmdir = NULL, *kallsyms = NULL, *vmlinux = NULL;
 
 	if (!lua_isnoneornil(L, 1)) {
 		luaL_checktype(L, 1, LUA_TTABLE);
 		pmdir = lperf_optfield_str(L, 1, "perfmap_dir", NULL);
 		kallsyms = lperf_optfield_str(L, 1, "kallsyms", NULL);
+		vmlinux = lperf_optfield_str(L, 1, "vmlinux", NULL);
 	}
 	u = lua_newuserdatauv(L, sizeof(*u), 0);
 	u->s = NULL;
@@ -67,13 +76,15 @@ static int sym_new(lua_State *L)
 		return lperf_fail(L, "cannot create a symbolizer: out of memory", ENOMEM);
 	if (pmdir != NULL)
 		symbolizer__set_perfmap_dir(u->s, pmdir);
-	if (kallsyms != NULL) {
-		int rc = symbolizer__load_kallsyms(u->s, kallsyms);
+	if (kallsyms != NULL || vmlinux != NULL) {
+		const char *path = kallsyms != NULL ? kallsyms : vmlinux;
+		int rc = kallsyms != NULL ? symbolizer__load_kallsyms(u->s, kallsyms) :
+			 symbolizer__load_vmlinux(u->s, vmlinux);
 		if (rc < 0) {
 			/* The userdata owns it: closing here only saves waiting for the GC. */
 			symbolizer__delete(u->s);
 			u->s = NULL;
-			lua_pushfstring(L, "cannot read %s: %s", kallsyms, strerror(-rc));
+			lua_pushfstring(L, "cannot read %s: %s", path, strerror(-rc));
 			return lperf_fail(L, lua_tostring(L, -1), -rc);
 		}
 	}
@@ -129,15 +140,19 @@ static int feed_table(lua_State *L, struct symbolizer *s, int t)
 		uint8_t bid[20];
 		size_t nbid;
 
-		if (lperf_optfield_bool(L, t, "data", 0) || pid == -1 ||
-		    strcmp(cpumode, "kernel") == 0)
+		int kernel = strcmp(cpumode, "kernel") == 0;
+
+		if (lperf_optfield_bool(L, t, "data", 0) || (pid == -1 && !kernel))
 			return 0;
 		start = field_u64(L, t, "start");
 		len = field_u64(L, t, "len");
 		pgoff = field_u64(L, t, "pgoff");
 		nbid = field_build_id(L, t, bid);
-		rc = symbolizer__add_map(s, (uint32_t)pid, start, len, pgoff, fn,
-					 nbid ? bid : NULL, nbid);
+		if (kernel)
+			rc = symbolizer__feed_kernel_map(s, start, len, pgoff, fn);
+		else
+			rc = symbolizer__add_map(s, (uint32_t)pid, start, len, pgoff, fn,
+						 nbid ? bid : NULL, nbid);
 	} else if (strcmp(type, "COMM") == 0) {
 		if (lperf_optfield_bool(L, t, "exec", 0))
 			rc = symbolizer__exec(s, (uint32_t)lperf_optfield_int(L, t, "pid", -1));
@@ -163,9 +178,12 @@ static void feed_build_id(lua_State *L, struct lsym *u, int t)
 	size_t n = field_build_id(L, t, bid);
 	int rc;
 
-	if (fn == NULL || n == 0 || strcmp(mode, "kernel") == 0 || u->s == NULL)
+	if (fn == NULL || n == 0 || u->s == NULL)
 		return;
-	rc = symbolizer__set_build_id(u->s, fn, bid, n);
+	if (strcmp(mode, "kernel") == 0)
+		rc = symbolizer__set_kernel_build_id(u->s, fn, bid, n);
+	else
+		rc = symbolizer__set_build_id(u->s, fn, bid, n);
 	if (rc < 0)
 		luaL_error(L, "symbolizer: %s", strerror(-rc));
 }
@@ -189,6 +207,44 @@ static int sym_build_id(lua_State *L)
 	rc = symbolizer__set_build_id(u->s, path, bid, n);
 	if (rc < 0)
 		luaL_error(L, "symbolizer: %s", strerror(-rc));
+	return 0;
+}
+
+/* The build-id table of src (a perf.File: src:features().build_ids). */
+static void feed_build_ids(lua_State *L, struct lsym *u, int src)
+{
+	int top = lua_gettop(L);
+
+	lua_getfield(L, src, "features");
+	if (lua_isfunction(L, -1)) {
+		lua_pushvalue(L, src);
+		lua_call(L, 1, 1);
+		if (lua_type(L, -1) == LUA_TTABLE) {
+			lua_getfield(L, -1, "build_ids");
+			if (lua_type(L, -1) == LUA_TTABLE) {
+				size_t i, n = lua_rawlen(L, -1);
+				for (i = 1; i <= n; i++) {
+					lua_rawgeti(L, -1, (int)i);
+					if (lua_type(L, -1) == LUA_TTABLE)
+						feed_build_id(L, u, lua_gettop(L));
+					lua_pop(L, 1);
+				}
+			}
+		}
+	}
+	lua_settop(L, top);
+}
+
+/* sym:recording(f): f's build-id table, and f's kernel addresses read as a
+ * recording's (only inside its kernel maps, with its kernel's symbols). */
+static int sym_recording(lua_State *L)
+{
+	struct lsym *u = check_open(L);
+
+	if (lua_isnoneornil(L, 2))
+		luaL_argerror(L, 2, "expected a perf.data file (perf.open)");
+	symbolizer__set_recorded(u->s);
+	feed_build_ids(L, u, 2);
 	return 0;
 }
 
@@ -259,24 +315,7 @@ static int sym_feed(lua_State *L)
 		lua_replace(L, 5);
 	}
 	/* A perf.data file knows the build ids of the objects it hit. */
-	lua_settop(L, 2);
-	lua_getfield(L, 2, "features");
-	if (lua_isfunction(L, -1)) {
-		lua_pushvalue(L, 2);
-		lua_call(L, 1, 1);
-		if (lua_type(L, -1) == LUA_TTABLE) {
-			lua_getfield(L, -1, "build_ids");
-			if (lua_type(L, -1) == LUA_TTABLE) {
-				size_t i, n = lua_rawlen(L, -1);
-				for (i = 1; i <= n; i++) {
-					lua_rawgeti(L, -1, (int)i);
-					if (lua_type(L, -1) == LUA_TTABLE)
-						feed_build_id(L, u, lua_gettop(L));
-					lua_pop(L, 1);
-				}
-			}
-		}
-	}
+	feed_build_ids(L, u, 2);
 	lua_pushinteger(L, used);
 	return 1;
 }
@@ -346,6 +385,10 @@ static unsigned check_flags(lua_State *L, int arg)
 		flags |= SYM_LINES;
 	if (lperf_optfield_bool(L, arg, "inlines", 0))
 		flags |= SYM_LINES | SYM_INLINES;
+	lua_getfield(L, arg, "kernel");
+	if (!lua_isnil(L, -1))
+		flags |= lua_toboolean(L, -1) ? SYM_KERNEL : SYM_USER;
+	lua_pop(L, 1);
 	return flags;
 }
 
@@ -420,6 +463,15 @@ static int sym_map(lua_State *L)
 	char h[41];
 	size_t i;
 
+	if (check_flags(L, 4) & SYM_KERNEL) {
+		const char *dso;
+		if (symbolizer__find_kernel_map(u->s, addr, &dso) < 0)
+			return lperf_fail(L, symbolizer__last_error(u->s), 0);
+		lua_createtable(L, 0, 2);
+		lperf_setstr(L, "path", dso);
+		lperf_setbool(L, "kernel", 1);
+		return 1;
+	}
 	if (symbolizer__find_map(u->s, pid, addr, &m) < 0) {
 		char buf[96];
 		snprintf(buf, sizeof(buf), "no mapping for 0x%llx in pid %d",
@@ -486,6 +538,7 @@ static const luaL_Reg methods[] = {
 	{ "resolve_all", sym_resolve_all },
 	{ "map", sym_map },
 	{ "build_id", sym_build_id },
+	{ "recording", sym_recording },
 	{ "warning", sym_warning },
 	{ "close", sym_close },
 	{ NULL, NULL },

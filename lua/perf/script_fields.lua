@@ -345,7 +345,8 @@ end
 -- One sample as perf script prints it.  ctx: comm(rec), hex(v),
 -- timestr(t), trace_text(rec), period(rec), resolve(pid, addr, kernel) -> r
 -- ({ name=, offset=, dso= }), resolve_addr(pid, addr) (the same for a data
--- address), chain_addr(r, addr), name_width.
+-- address), chain_addr(r, addr), name_width, ip_is_kernel(rec),
+-- chain_is_kernel(rec, i) (kernel or user: the cpumode, the chain's marks).
 function M.print(out, ctx, layout, rec, ev)
   local t = output_type(ev)
   local F = layout.by_type[t]
@@ -400,7 +401,7 @@ function M.print(out, ctx, layout, rec, ev)
     local key = "printed_" .. (F.sym and "s" or "") .. (F.symoff and "o" or "") .. (F.dso and "d" or "")
     for i, a in ipairs(chain) do
       if i > MAX_STACK then break end
-      local r = ctx.resolve(rec.pid, a, i <= (rec.callchain_kernel or 0))
+      local r = ctx.resolve(rec.pid, a, ctx.chain_is_kernel(rec, i))
       local line = r[key]
       if not line then
         local l = { string.format("\t%16s", ctx.chain_addr(r, a)) }
@@ -423,7 +424,7 @@ function M.print(out, ctx, layout, rec, ev)
   if F.ip and rec.ip then
     parts[#parts + 1] = string.format(" %16s", ctx.hex(rec.ip))
     if F.sym or F.dso then
-      local r = ctx.resolve(rec.pid, rec.ip, rec.cpumode == "kernel")
+      local r = ctx.resolve(rec.pid, rec.ip, ctx.ip_is_kernel(rec))
       if F.sym then parts[#parts + 1] = " " .. symname(r, F) end
       if F.dso then parts[#parts + 1] = " (" .. r.dso .. ")" end
     end

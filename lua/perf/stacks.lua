@@ -167,7 +167,7 @@ function M.build(entries, resolver, opts)
       if not sp.kernel and a == M.TRUNCATED_ADDR then
         f.name = M.TRUNCATED_NAME
       elseif not r and resolver and resolver.dso then
-        f.dso = resolver.dso(sp.pid, a)
+        f.dso = resolver.dso(sp.pid, a, sp.kernel)
         -- anonymous executable memory is JIT code: perf names it after the
         -- map file it would read (/tmp/perf-PID.map), even when there is none
         if not sp.kernel and is_anon(f.dso) then
@@ -246,19 +246,26 @@ function M.resolver(sym, opts)
   if opts and (opts.inline or opts.lines) then
     ropts = { inlines = opts.inline and true or nil, lines = opts.lines and true or nil }
   end
+  -- kernel: the addresses are the kernel's (the stack's own marks say so)
+  local kopts = { [true] = { kernel = true }, [false] = { kernel = false } }
+  for k, o in pairs(kopts) do
+    if ropts then for f, v in pairs(ropts) do o[f] = v end end
+    kopts[k] = o
+  end
   local r = {}
-  function r.many(pid, addrs)
+  function r.many(pid, addrs, is_kernel)
+    local o = kopts[is_kernel and true or false]
     if sym.resolve_all then
-      local res = sym:resolve_all(pid, addrs, ropts)
+      local res = sym:resolve_all(pid, addrs, o)
       return res
     end
     local res = {}
-    for i, a in ipairs(addrs) do res[i] = sym:resolve(pid, a, ropts) or false end
+    for i, a in ipairs(addrs) do res[i] = sym:resolve(pid, a, o) or false end
     return res
   end
-  function r.dso(pid, addr)
+  function r.dso(pid, addr, is_kernel)
     if not sym.map then return nil end
-    local m = sym:map(pid, addr)
+    local m = sym:map(pid, addr, kopts[is_kernel and true or false])
     return m and m.path or nil
   end
   return r
@@ -409,30 +416,20 @@ local function pick_event(list, want)
   return out
 end
 
--- perf record keeps a copy of the kernel's symbols under the kernel's build
--- id (~/.debug/[kernel.kallsyms]/ID/kallsyms): the symbols of the kernel
--- that was recorded, and a plain file, read in milliseconds where
--- /proc/kallsyms takes the kernel a fifth of a second to format.
-local function kallsyms_cache(f)
-  if not f.features then return nil end
-  local ok, ft = pcall(f.features, f)
-  if not ok or type(ft) ~= "table" or type(ft.build_ids) ~= "table" then return nil end
-  local home = os.getenv("HOME")
-  if not home or home == "" then return nil end
-  for _, b in ipairs(ft.build_ids) do
-    if b.filename == "[kernel.kallsyms]" and type(b.build_id) == "string"
-        and b.build_id:match("^%x+$") then
-      local path = home .. "/.debug/[kernel.kallsyms]/" .. b.build_id .. "/kallsyms"
-      local fh = io.open(path, "rb")
-      if fh then
-        local line = fh:read("*l")
-        fh:close()
-        -- a copy made without the right to see addresses is all zeros
-        if line and line:match("^%x+ ") and not line:match("^0+ ") then return path end
-      end
-    end
-  end
-  return nil
+-- The symbolizer of a perf.data file (perf.open): its build-id table fed,
+-- and its kernel addresses read as perf reads a recording's (the kernel and
+-- module maps of its records, the symbols of the kernel it names: this
+-- one's, perf's build-id cache copy, or none).  opts.kallsyms, opts.vmlinux:
+-- the kernel's symbols from that file instead (perf's --kallsyms,
+-- --vmlinux).  nil, message when the file cannot be read.
+function M.file_symbolizer(f, opts)
+  opts = opts or {}
+  local perf = package.loaded.perf or require "perf"
+  if not perf.symbolizer then return nil, "this build has no symbolizer" end
+  local sym, err = perf.symbolizer{ kallsyms = opts.kallsyms, vmlinux = opts.vmlinux }
+  if not sym then return nil, err end
+  if sym.recording then sym:recording(f) end
+  return sym
 end
 
 -- A stack list from a perf.data file, through perf.open (the C reader):
@@ -449,9 +446,9 @@ function M.from_perf_data(path, opts)
   local dwarf = M.is_dwarf(f)
   local sym
   if perf.symbolizer then
-    local ks = opts.kallsyms or kallsyms_cache(f)
-    sym = ks and perf.symbolizer{ kallsyms = ks } or nil
-    sym = sym or perf.symbolizer()
+    local serr
+    sym, serr = M.file_symbolizer(f, opts)
+    if not sym then f:close(); return nil, serr end
   end
   local list
   if opts.per_sample or not (f.profile and perf.core.Profile) then

@@ -1,6 +1,10 @@
 /*
- * /proc/kallsyms: "ADDR TYPE NAME[\t[MODULE]]" per line.  Only text
- * symbols (t, T, w, W) are kept; a symbol ends where the next one starts.
+ * /proc/kallsyms: "ADDR TYPE NAME[\t[MODULE]]" per line.  perf keeps text
+ * and data symbols (T, W, D, B in either case) and so does this index: a
+ * data symbol after the last function of a region ends that function.  A
+ * symbol ends where the next one starts, or a page on (rounded up) when the
+ * next one is on the other side of the kernel/module divide or there is
+ * none, as perf's symbols__fixup_end has it.
  * When kptr_restrict hides addresses every line reads 0: that is noted
  * (k->hidden) so the caller can say so once.
  *
@@ -161,6 +165,17 @@ static inline const char *name_end_of(const char *p, const char *end)
 	}
 }
 
+/* perf's roundup(addr, 4096) + 4096 (= roundup(addr + 4096, 4096)),
+ * saturated. */
+static uint64_t page_after(uint64_t addr)
+{
+	uint64_t up = (addr + 4095) & ~(uint64_t)4095;
+
+	if (up < addr || up + 4096 < up)
+		return UINT64_MAX;
+	return up + 4096;
+}
+
 static int cmp_ent(const void *a, const void *b)
 {
 	const struct kallsyms_ent *x = a, *y = b;
@@ -234,7 +249,7 @@ static int index_text(struct kallsyms *k)
 		lines++;
 		if (addr == 0)
 			zero++;
-		if (type != 't' && type != 'T' && type != 'w' && type != 'W')
+		if (!strchr("tTwWdDbB", type) || type == '\0')
 			goto next;
 		if (k->n == cap) {
 			struct kallsyms_ent *ne;
@@ -254,7 +269,8 @@ static int index_text(struct kallsyms *k)
 		 * case global, lower case (even 'w') local. */
 		e->prio = type == 'W' ? SYMTAB_WEAK :
 			  (type >= 'A' && type <= 'Z') ? SYMTAB_GLOBAL : SYMTAB_LOCAL;
-		e->pad = 0;
+		/* the reference symbol of a relocation must be a function */
+		e->func = strchr("tTwW", type) != NULL;
 		if (addr < prev)
 			sorted = 0;
 		prev = addr;
@@ -273,8 +289,9 @@ next:
 		k->n = 0;       /* every symbol at 0 would only mislead */
 	if (!sorted)
 		qsort(k->e, k->n, sizeof(*k->e), cmp_ent);
-	/* The last symbol gets a page: kallsyms does not say where text ends. */
-	k->limit = max_addr + 4096 > max_addr ? max_addr + 4096 : UINT64_MAX;
+	/* The last symbol gets to the page after its own: kallsyms does not
+	 * say where text ends. */
+	k->limit = page_after(max_addr);
 	return 0;
 }
 
@@ -296,10 +313,13 @@ static const char *ent_name(const struct kallsyms *k, const struct kallsyms_ent 
  */
 static size_t pick(const struct kallsyms *k, size_t i, uint64_t *end)
 {
-	if (i + 1 < k->n)
-		*end = k->e[i + 1].start;
-	else
+	if (i + 1 >= k->n)
 		*end = k->limit > k->e[i].start ? k->limit : k->e[i].start + 1;
+	else if ((k->e[i].aux == 0) != (k->e[i + 1].aux == 0))
+		/* the kernel's last symbol before a module's, or the reverse */
+		*end = page_after(k->e[i].start);
+	else
+		*end = k->e[i + 1].start;
 	return i;
 }
 
@@ -382,6 +402,7 @@ int kallsyms__find(struct kallsyms *k, uint64_t addr, struct kallsyms_sym *out)
 	out->start = k->e[best].start;
 	out->end = end;
 	out->dso = dso_of(k, k->e[best].aux);
+	out->module = k->e[best].aux != 0;
 	return 0;
 }
 
@@ -412,7 +433,8 @@ int kallsyms__parse(struct kallsyms *k, const char *buf, size_t len)
 			continue;
 		best = pick(k, i, &end);
 		name = ent_name(k, &k->e[best], &n);
-		if (symtab__add(&k->syms, k->e[best].start, 0, name, n, k->e[best].prio,
+		if (symtab__add(&k->syms, k->e[best].start, end - k->e[best].start, name, n,
+				k->e[best].prio,
 				k->e[best].aux) < 0)
 			return -ENOMEM;
 	}
@@ -480,6 +502,42 @@ int kallsyms__load(struct kallsyms *k, const char *path)
 	k->text = buf;
 	k->len = len;
 	return index_text(k);
+}
+
+int kallsyms__function_start(const struct kallsyms *k, const char *name, uint64_t *addr)
+{
+	size_t i, len = strlen(name), n;
+	uint32_t first = UINT32_MAX;
+
+	/* The first listed: entries are in address order, not file order. */
+	for (i = 0; i < k->n; i++) {
+		const char *p;
+		if (!k->e[i].func || k->e[i].line >= first)
+			continue;
+		p = ent_name(k, &k->e[i], &n);
+		if (n == len && memcmp(p, name, n) == 0) {
+			first = k->e[i].line;
+			*addr = k->e[i].start;
+		}
+	}
+	return first == UINT32_MAX ? -ENOENT : 0;
+}
+
+int kallsyms__kernel_extent(const struct kallsyms *k, uint64_t *start, uint64_t *end)
+{
+	size_t i, last = SIZE_MAX;
+
+	for (i = 0; i < k->n; i++) {
+		if (k->e[i].aux != 0)
+			continue;
+		if (last == SIZE_MAX)
+			*start = k->e[i].start;
+		last = i;
+	}
+	if (last == SIZE_MAX)
+		return -ENOENT;
+	pick(k, last, end);
+	return 0;
 }
 
 const char *kallsyms__dso(const struct kallsyms *k, const struct symtab_sym *s)

@@ -19,7 +19,7 @@ struct kallsyms_ent {
 	uint32_t line;
 	uint16_t aux;                 /* module index + 1, 0: the kernel */
 	uint8_t prio;                 /* SYMTAB_GLOBAL / WEAK / LOCAL */
-	uint8_t pad;
+	uint8_t func;                 /* a function (t, T, w, W), not data */
 };
 
 struct kallsyms_name {
@@ -49,6 +49,7 @@ struct kallsyms_sym {
 	uint64_t start, end;          /* [start, end) */
 	const char *name;
 	const char *dso;              /* "[kernel.kallsyms]" or "[module]" */
+	int module;                   /* a module's symbol */
 };
 
 void kallsyms__init(struct kallsyms *k);
@@ -69,6 +70,17 @@ int kallsyms__parse(struct kallsyms *k, const char *buf, size_t len);
  * 0, -ENOENT, or -ENOMEM (the name could not be copied).
  */
 int kallsyms__find(struct kallsyms *k, uint64_t addr, struct kallsyms_sym *out);
+/*
+ * Where the first function listed as name starts (perf's
+ * kallsyms__get_function_start: the reference symbol of a relocation).
+ * 0 or -ENOENT.
+ */
+int kallsyms__function_start(const struct kallsyms *k, const char *name, uint64_t *addr);
+/*
+ * The kernel's own symbols (not modules') span [*start, *end): where perf
+ * moves the kernel map once it has read kallsyms.  0 or -ENOENT.
+ */
+int kallsyms__kernel_extent(const struct kallsyms *k, uint64_t *start, uint64_t *end);
 /* "[kernel.kallsyms]" or "[module]" for a symbol of k->syms. */
 const char *kallsyms__dso(const struct kallsyms *k, const struct symtab_sym *s);
 

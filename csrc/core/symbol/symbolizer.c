@@ -17,7 +17,7 @@
 #include "symbol/addrspace.h"
 #include "symbol/dso.h"
 #include "symbol/dwarfline.h"
-#include "symbol/kallsyms.h"
+#include "symbol/kspace.h"
 #include "symbol/perfmap.h"
 
 #define MAX_INLINE 64
@@ -28,9 +28,7 @@ struct symbolizer {
 	struct addrspaces as;
 	struct strpool *pool;
 	struct dso_cache *dsos;
-	struct kallsyms kernel;
-	int kernel_state;             /* 0: not read, 1: read, -errno */
-	const char *kallsyms_path;
+	struct kspace kernel;
 	char perfmap_dir[256];
 	char err[512];
 	char warning[512];
@@ -56,14 +54,13 @@ struct symbolizer *symbolizer__new(void)
 	if (s == NULL)
 		return NULL;
 	addrspaces__init(&s->as);
-	kallsyms__init(&s->kernel);
+	kspace__init(&s->kernel);
 	s->pool = strpool__new();
 	s->dsos = dso_cache__new();
 	if (s->pool == NULL || s->dsos == NULL) {
 		symbolizer__delete(s);
 		return NULL;
 	}
-	s->kallsyms_path = "/proc/kallsyms";
 	snprintf(s->perfmap_dir, sizeof(s->perfmap_dir), "/tmp");
 	return s;
 }
@@ -73,7 +70,7 @@ void symbolizer__delete(struct symbolizer *s)
 	if (s == NULL)
 		return;
 	addrspaces__exit(&s->as);
-	kallsyms__exit(&s->kernel);
+	kspace__exit(&s->kernel);
 	dso_cache__delete(s->dsos);
 	strpool__delete(s->pool);
 	free(s->inl);
@@ -177,6 +174,12 @@ int symbolizer__set_build_id(struct symbolizer *s, const char *path,
 	return 0;
 }
 
+int symbolizer__feed_kernel_map(struct symbolizer *s, uint64_t start, uint64_t len,
+				uint64_t pgoff, const char *filename)
+{
+	return kspace__feed_mmap(&s->kernel, start, len, pgoff, filename != NULL ? filename : "");
+}
+
 int symbolizer__fork(struct symbolizer *s, uint32_t ppid, uint32_t pid)
 {
 	struct addrspace *parent, *child;
@@ -213,11 +216,14 @@ int symbolizer__feed(struct symbolizer *s, const struct record *r)
 		const uint8_t *bid = NULL;
 		size_t bid_size = 0;
 
-		/* Data maps (mmap_data) and kernel maps (pid -1) name no user code. */
+		/* Data maps (mmap_data) name no code; kernel maps (the kernel's and
+		 * its modules') make the kernel's address space. */
 		if (r->misc & PERF_RECORD_MISC_MMAP_DATA)
 			return 0;
-		if ((r->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL ||
-		    r->u.mmap.pid == (uint32_t)-1)
+		if ((r->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL)
+			return kspace__feed_mmap(&s->kernel, r->u.mmap.start, r->u.mmap.len,
+						 r->u.mmap.pgoff, r->u.mmap.filename);
+		if (r->u.mmap.pid == (uint32_t)-1)
 			return 0;
 		if (r->type == PERF_RECORD_MMAP2 && (r->misc & PERF_RECORD_MISC_MMAP_BUILD_ID)) {
 			bid = r->u.mmap.build_id;
@@ -424,76 +430,94 @@ static int read_int_file(const char *path)
 	return v;
 }
 
-static int kernel_ready(struct symbolizer *s)
+/* The one-time warning for kallsyms that hides its addresses. */
+static void warn_hidden(struct symbolizer *s)
 {
-	if (s->kernel_state == 0) {
-		int rc = kallsyms__load(&s->kernel, s->kallsyms_path);
-		s->kernel_state = rc < 0 ? rc : 1;
-		if (rc == 0 && s->kernel.hidden) {
-			int kr = read_int_file("/proc/sys/kernel/kptr_restrict");
-			int par = read_int_file("/proc/sys/kernel/perf_event_paranoid");
-			snprintf(s->warning, sizeof(s->warning),
-				 "kernel symbols unavailable: %s shows every address as 0 to this "
-				 "user (kernel.kptr_restrict=%d, kernel.perf_event_paranoid=%d); "
-				 "run as root (CAP_SYSLOG), or set kernel.kptr_restrict=0 and "
-				 "kernel.perf_event_paranoid<=1",
-				 s->kallsyms_path, kr, par);
-			s->warning_state = 1;
-		}
-	}
-	return s->kernel_state;
+	int kr, par;
+
+	if (s->warning_state != 0)
+		return;
+	kr = read_int_file("/proc/sys/kernel/kptr_restrict");
+	par = read_int_file("/proc/sys/kernel/perf_event_paranoid");
+	snprintf(s->warning, sizeof(s->warning),
+		 "kernel symbols unavailable: %s shows every address as 0 to this "
+		 "user (kernel.kptr_restrict=%d, kernel.perf_event_paranoid=%d); "
+		 "run as root (CAP_SYSLOG), or set kernel.kptr_restrict=0 and "
+		 "kernel.perf_event_paranoid<=1",
+		 s->kernel.src != NULL ? s->kernel.src : "/proc/kallsyms", kr, par);
+	s->warning_state = 1;
 }
 
 int symbolizer__load_kallsyms(struct symbolizer *s, const char *path)
+{
+	int fd = dso__open_regular(path), rc;
+
+	if (fd < 0)
+		return fd;
+	close(fd);
+	/* Read at the first kernel address: a profile may have none. */
+	rc = kspace__use_kallsyms(&s->kernel, path);
+	if (s->warning_state == 2)
+		s->warning_state = 0;
+	return rc;
+}
+
+int symbolizer__load_vmlinux(struct symbolizer *s, const char *path)
 {
 	int fd = dso__open_regular(path);
 
 	if (fd < 0)
 		return fd;
 	close(fd);
-	kallsyms__exit(&s->kernel);
-	kallsyms__init(&s->kernel);
-	s->kallsyms_path = strpool__intern(s->pool, path);
-	if (s->kallsyms_path == NULL)
-		return -ENOMEM;
-	/* Read at the first kernel address: a profile may have none. */
-	s->kernel_state = 0;
-	if (s->warning_state == 2)
-		s->warning_state = 0;
-	return 0;
+	return kspace__use_vmlinux(&s->kernel, path);
+}
+
+int symbolizer__set_kernel_build_id(struct symbolizer *s, const char *path,
+				    const uint8_t *build_id, size_t build_id_size)
+{
+	s->kernel.recorded = 1;
+	return kspace__set_build_id(&s->kernel, path, build_id, build_id_size);
+}
+
+void symbolizer__set_recorded(struct symbolizer *s)
+{
+	s->kernel.recorded = 1;
+}
+
+int symbolizer__find_kernel_map(struct symbolizer *s, uint64_t addr, const char **dso)
+{
+	struct kspace_hit h;
+
+	s->err[0] = '\0';
+	kspace__lookup(&s->kernel, s->dsos, addr, &h);
+	if (h.dso == NULL)
+		snprintf(s->err, sizeof(s->err), "%s", s->kernel.why);
+	*dso = h.dso;
+	return h.dso != NULL ? 0 : -ENOENT;
 }
 
 static int resolve_kernel(struct symbolizer *s, uint64_t addr, struct sym_result *out)
 {
-	struct kallsyms_sym ks;
-	int st = kernel_ready(s), rc;
+	struct kspace_hit h;
+	int rc = kspace__lookup(&s->kernel, s->dsos, addr, &h);
 
 	out->kind = SYM_KIND_KERNEL;
-	out->dso = "[kernel.kallsyms]";
+	out->dso = h.dso;
 	out->dso_addr = addr;
-	if (st < 0) {
-		snprintf(s->err, sizeof(s->err), "cannot read %s: %s", s->kallsyms_path,
-			 strerror(-st));
-		return -ENOENT;
-	}
-	if (s->kernel.hidden) {
-		snprintf(s->err, sizeof(s->err), "%s", s->warning);
-		return -ENOENT;
-	}
-	rc = kallsyms__find(&s->kernel, addr, &ks);
 	if (rc < 0) {
-		if (rc == -ENOMEM)
-			snprintf(s->err, sizeof(s->err), "out of memory");
-		else
-			snprintf(s->err, sizeof(s->err), "no kernel symbol at 0x%" PRIx64, addr);
+		if (s->kernel.hidden) {
+			warn_hidden(s);
+			snprintf(s->err, sizeof(s->err), "%s", s->warning);
+		} else {
+			snprintf(s->err, sizeof(s->err), "%s", s->kernel.why);
+		}
 		return -ENOENT;
 	}
-	out->dso = ks.dso;
-	out->raw_name = ks.name;
-	out->name = ks.name;
-	out->sym_start = ks.start;
-	out->sym_size = ks.end - ks.start;
-	out->offset = addr - ks.start;
+	out->raw_name = h.name;
+	out->name = h.name;
+	out->sym_start = h.start;
+	out->sym_size = h.end - h.start;
+	out->offset = addr - h.start;
 	return 0;
 }
 
@@ -604,7 +628,9 @@ static int resolve_one(struct symbolizer *s, uint32_t pid, uint64_t addr,
 	uint64_t vaddr;
 
 	memset(out, 0, sizeof(*out));
-	if (addr >= KERNEL_START)
+	/* The caller knows from the sample's cpumode and the call chain's
+	 * context marks; guessed from the address only when it does not. */
+	if ((flags & SYM_KERNEL) || (!(flags & SYM_USER) && addr >= KERNEL_START))
 		return resolve_kernel(s, addr, out);
 	as = space_of(s, pid);
 	if (as == NULL) {

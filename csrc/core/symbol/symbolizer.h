@@ -7,8 +7,10 @@
  * /proc/PID/maps, and a cache of ELF objects (keyed by build id, or device +
  * inode + mtime) whose symbol tables, debug files and DWARF line tables are
  * loaded lazily, the first time an address in them is resolved.  Kernel
- * addresses resolve through /proc/kallsyms, JIT code through
- * /tmp/perf-PID.map.
+ * addresses resolve as perf resolves them (kspace.h): in a recording,
+ * inside the kernel and module maps of its MMAP records, with the symbols
+ * of the kernel it recorded (its build id), relocated; live, through
+ * /proc/kallsyms.  JIT code resolves through /tmp/perf-PID.map.
  *
  * Resolve unique addresses (after aggregation), not once per sample: a
  * resolve is a hash lookup, two binary searches and, for lines, a cached
@@ -32,7 +34,8 @@ void symbolizer__delete(struct symbolizer *sym);
 
 /*
  * Feeds one decoded record.  MMAP and MMAP2 (executable ones; data maps are
- * ignored) add a mapping to rec->u.mmap.pid, COMM with
+ * ignored) add a mapping to rec->u.mmap.pid (cpumode kernel ones: the
+ * kernel's map or a module's), COMM with
  * PERF_RECORD_MISC_COMM_EXEC drops the maps of the old image, FORK copies
  * the parent's maps to a new process, EXIT is noted.  Other types are
  * ignored.  Returns 0, or -ENOMEM.
@@ -47,6 +50,10 @@ int symbolizer__add_map(struct symbolizer *sym, uint32_t pid, uint64_t start,
 			uint64_t len, uint64_t pgoff, const char *path,
 			const uint8_t *build_id, size_t build_id_size);
 int symbolizer__fork(struct symbolizer *sym, uint32_t ppid, uint32_t pid);
+/* A kernel-mode MMAP record: the kernel's map ("[kernel.kallsyms]_text",
+ * pgoff: where _text was) or a module's. */
+int symbolizer__feed_kernel_map(struct symbolizer *sym, uint64_t start, uint64_t len,
+				uint64_t pgoff, const char *filename);
 /* exec: forgets pid's maps (a new image follows). */
 int symbolizer__exec(struct symbolizer *sym, uint32_t pid);
 
@@ -101,6 +108,10 @@ enum {
 	SYM_NAMES = 0,                /* name, offset, dso, build id */
 	SYM_LINES = 1 << 0,           /* + file:line from DWARF */
 	SYM_INLINES = 1 << 1,         /* + the inline chain (implies lines) */
+	/* What the address is, from the sample's cpumode and the call chain's
+	 * context marks; neither: guessed from the address (upper half). */
+	SYM_KERNEL = 1 << 2,
+	SYM_USER = 1 << 3,
 };
 
 enum sym_kind {
@@ -144,8 +155,8 @@ struct sym_result {
 };
 
 /*
- * Resolves addr in pid's address space (kernel addresses through kallsyms,
- * whatever pid is).  Fills *out and returns 0 when a symbol covers addr;
+ * Resolves addr in pid's address space (kernel addresses in the kernel's,
+ * whatever pid is; flags SYM_KERNEL / SYM_USER say which it is).  Fills *out and returns 0 when a symbol covers addr;
  * otherwise returns -ENOENT and *out still names the dso when one is mapped
  * there.  Strings stay valid until symbolizer__delete; the inlined array
  * until the next resolve call.  symbolizer__last_error says why a resolve
@@ -181,11 +192,35 @@ const char *symbolizer__take_warning(struct symbolizer *sym);
 void symbolizer__set_perfmap_dir(struct symbolizer *sym, const char *dir);
 
 /*
- * Kernel symbols from another file than /proc/kallsyms (perf's build-id
- * cache copy, tests): checked now (0 or -errno), read at the first kernel
- * address resolved.
+ * Kernel symbols from this file whatever the recording says (perf's
+ * --kallsyms; relocated by the recording's reference symbol), or from this
+ * ELF vmlinux (perf's --vmlinux: only when its build id is the recorded
+ * kernel's, or the recording names none).  Checked now (0 or -errno), read
+ * at the first kernel address resolved.
  */
 int symbolizer__load_kallsyms(struct symbolizer *sym, const char *path);
+int symbolizer__load_vmlinux(struct symbolizer *sym, const char *path);
+
+/*
+ * A kernel-mode entry of a recording's build-id table (perf.data's
+ * HEADER_BUILD_ID, cpumode kernel): "[kernel.kallsyms]" gives the recorded
+ * kernel's build id (another kernel than this one: its symbols come from
+ * perf's build-id cache or nowhere), a module's path its name in reports.
+ * Marks the symbolizer as a recording's (symbolizer__set_recorded).
+ * 0 or -ENOMEM.
+ */
+int symbolizer__set_kernel_build_id(struct symbolizer *sym, const char *path,
+				    const uint8_t *build_id, size_t build_id_size);
+/*
+ * The addresses are a recording's: kernel ones are the kernel's only inside
+ * the kernel and module maps its records gave (none: [unknown]), as in perf.
+ */
+void symbolizer__set_recorded(struct symbolizer *sym);
+/*
+ * The object perf names for a kernel address ("[kernel.kallsyms]", a
+ * module), symbol or not: 0 and *dso, or -ENOENT (no kernel map holds it).
+ */
+int symbolizer__find_kernel_map(struct symbolizer *sym, uint64_t addr, const char **dso);
 
 /*
  * Demangles a C++ (Itanium) or Rust (legacy or v0) symbol into buf in

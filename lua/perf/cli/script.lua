@@ -26,6 +26,7 @@
 -- records carry no regs_user / stack_user then (-G keeps them raw).
 local perf = require "perf"
 local fields = require "perf.script_fields"
+local stacks = require "perf.stacks"
 
 local USAGE = [==[
 usage: luaperf script [-i FILE] [options] [script.lua [args...]]
@@ -45,17 +46,15 @@ usage: luaperf script [-i FILE] [options] [script.lua [args...]]
   -C, --cpu LIST     only samples taken on these CPUs (0,2-3)
   --time START,STOP  only samples in this time span (seconds.fraction,
                      inclusive; either side may be empty)
+  --kallsyms FILE    kernel symbols from FILE (a saved /proc/kallsyms),
+                     whatever kernel the file recorded
+  --vmlinux FILE     kernel symbols from FILE (an ELF vmlinux with symbols;
+                     used only if it is the recorded kernel)
 ]==]
 
 local function hex(v)
   if type(v) == "string" then return (v:gsub("^0x", "")) end
   return string.format("%x", v)
-end
-
--- An address as a hex string of 16 digits at most, for comparisons and keys.
-local function is_kernel_addr(v)
-  if type(v) == "string" then return #v >= 18 and v:sub(3, 3) == "f" end
-  return v < 0 or v >= 9.2e18   -- 5.4: kernel addresses wrap negative
 end
 
 local function timestr(t, ns)
@@ -67,13 +66,15 @@ end
 
 local M = {}
 
--- Tracks comm per thread (COMM, FORK) and feeds the symbolizer.
-local function new_state(f)
+-- Tracks comm per thread (COMM, FORK) and feeds the symbolizer (the
+-- file's: its kernel as perf reads it, or opts.kallsyms / opts.vmlinux).
+local function new_state(f, opts)
   -- perf names the idle task (pid 0) swapper
   local st = { comm = { [0] = "swapper" }, f = f }
   if perf.symbolizer then
-    local ok, sym = pcall(perf.symbolizer)
-    if ok and sym then st.sym = sym end
+    local sym, err = stacks.file_symbolizer(f, { kallsyms = opts.kallsyms, vmlinux = opts.vmlinux })
+    if not sym then return nil, err end
+    st.sym = sym
   end
   st.cache = {}
   return st
@@ -112,33 +113,47 @@ local function observe(st, rec)
 end
 
 -- Symbol of addr in pid: { name=, offset=, dso=, rel= } with [unknown]s.
--- kernel: the sample says the address is the kernel's (its cpumode, or a
--- chain entry under the kernel context), as perf picks the kernel map by
--- cpumode: 32-bit kernels (i686, armv7) have no telltale addresses.
+-- kernel: the address is the kernel's (the sample's cpumode, the call
+-- chain's marks), else the process's; nil: told by the address.
+local KERNEL, USER = { kernel = true }, { kernel = false }
 local function resolve(st, pid, addr, kernel)
-  local byaddr = st.cache[pid or -1]
+  local key = kernel and "k" or kernel == false and (pid or -1) or ("?" .. tostring(pid))
+  local byaddr = st.cache[key]
   if not byaddr then
     byaddr = {}
-    st.cache[pid or -1] = byaddr
+    st.cache[key] = byaddr
   end
   local r = byaddr[addr]
   if r then return r end
   r = { name = "[unknown]", dso = "[unknown]" }
   if st.sym then
-    local s = st.sym:resolve(pid, addr)
+    local o = kernel and KERNEL or kernel == false and USER or nil
+    local s = st.sym:resolve(pid, addr, o)
     if s then
       r.name, r.offset, r.dso = s.name, s.offset, s.dso or "[unknown]"
     end
-    local m = st.sym.map and st.sym:map(pid, addr)
-    if m then
-      r.dso = (s and s.dso) or m.path
-      r.map = m
-    elseif (kernel or is_kernel_addr(addr)) and not s then
-      r.dso = "[kernel.kallsyms]"
+    if kernel then
+      -- the kernel map names the object even without a symbol
+      local m = not s and st.sym:map(pid, addr, KERNEL)
+      if m then r.dso = m.path end
+    else
+      local m = st.sym.map and st.sym:map(pid, addr)
+      if m then
+        r.dso = (s and s.dso) or m.path
+        r.map = m
+      end
     end
   end
   byaddr[addr] = r
   return r
+end
+
+-- Whether a sample's ip, or the i-th entry of its call chain, is the kernel's.
+local function ip_is_kernel(rec)
+  return rec.cpumode == "kernel"
+end
+local function chain_is_kernel(rec, i)
+  return i <= (rec.callchain_kernel or 0)
 end
 
 -- A sample's data address (-F addr): its function symbol if it has one,
@@ -170,7 +185,7 @@ end
 local function chain_addr(r, addr)
   local m = r.map
   if m and anon(m.path or "") then return hex(addr) end
-  if m and not is_kernel_addr(addr) and type(addr) == "number" and type(m.start) == "number"
+  if m and type(addr) == "number" and type(m.start) == "number"
      and type(m.pgoff) == "number" then
     return string.format("%x", addr - m.start + m.pgoff)
   end
@@ -195,7 +210,7 @@ local function decorate(st)
       elseif k == "sym" then
         local ip = rawget(rec, "ip")
         if not ip then return nil end
-        local r = resolve(st, rawget(rec, "pid"), ip)
+        local r = resolve(st, rawget(rec, "pid"), ip, ip_is_kernel(rec))
         rawset(rec, "sym", r)
         return r
       elseif k == "frames" then
@@ -203,7 +218,7 @@ local function decorate(st)
         if not chain then return nil end
         local fr = {}
         for i, a in ipairs(chain) do
-          local r = resolve(st, rawget(rec, "pid"), a)
+          local r = resolve(st, rawget(rec, "pid"), a, chain_is_kernel(rec, i))
           fr[i] = { addr = a, name = r.name, offset = r.offset, dso = r.dso }
         end
         rawset(rec, "frames", fr)
@@ -311,7 +326,7 @@ end
 local TAKES = {
   ["-i"] = "input", ["--input"] = "input", ["-F"] = "fields", ["--fields"] = "fields",
   ["--comm"] = "comm", ["--pid"] = "pid", ["--tid"] = "tid", ["-C"] = "cpu", ["--cpu"] = "cpu",
-  ["--time"] = "time",
+  ["--time"] = "time", ["--kallsyms"] = "kallsyms", ["--vmlinux"] = "vmlinux",
 }
 
 local function parse_args(args)
@@ -375,7 +390,12 @@ function M.run(args)
     warned = #w
   end
   warn_new()
-  local st = new_state(f)
+  local st, serr = new_state(f, opts)
+  if not st then
+    f:close()
+    io.stderr:write("luaperf script: ", tostring(serr), "\n")
+    return 1
+  end
   local hdr = f:header()
   local name_width, has_chain, has_cpu = 0, false, false
   local ev_by_name = {}
@@ -451,6 +471,7 @@ function M.run(args)
         period = function(rec) return rec.period or st.period[rec.event] end,
         trace_text = function(rec) return f:trace_text(rec.raw, rec.cpu or 0) end,
         resolve = function(pid, addr, kernel) return resolve(st, pid, addr, kernel) end,
+        ip_is_kernel = ip_is_kernel, chain_is_kernel = chain_is_kernel,
         resolve_addr = function(pid, addr) return resolve_addr(st, pid, addr) end,
         chain_addr = chain_addr,
       }
