@@ -26,6 +26,10 @@ usage: luaperf flame [-i perf.data|file.folded] [-o out.svg | -o -] [options]
                       only the samples of a process, thread or command
   -e, --event NAME    the event to show when the file has several (default:
                       the first recorded)
+  --kallsyms FILE     kernel symbols from FILE (a saved /proc/kallsyms),
+                      whatever kernel the file recorded
+  --vmlinux FILE      kernel symbols from FILE (an ELF vmlinux; used only if
+                      it is the recorded kernel)
 ]]
 
 local options = require "perf.cli.options"
@@ -36,7 +40,8 @@ local function parse(args)
     ["--output"] = "output", ["--format"] = "format", ["--diff"] = "diff",
     ["--weight"] = "weight", ["--title"] = "title", ["--minwidth"] = "minwidth",
     ["--width"] = "width", ["--pid"] = "pid", ["--tid"] = "tid", ["--comm"] = "comm",
-    ["--event"] = "event", ["-e"] = "event" }
+    ["--event"] = "event", ["-e"] = "event", ["--kallsyms"] = "kallsyms",
+    ["--vmlinux"] = "vmlinux" }
   local flags = { ["--inverted"] = "inverted", ["--flamechart"] = "flamechart",
     ["--negate"] = "negate", ["--annotate"] = "annotate", ["--inline"] = "inline",
     ["--no-comm"] = "no_comm", ["-h"] = "help", ["--help"] = "help" }
@@ -75,7 +80,8 @@ return function(args)
   local stacks = require "perf.stacks"
   local report = require "perf.report"
   local lopts = { inline = o.inline, per_sample = o.flamechart or o.format == "speedscope",
-    lines = o.format == "pprof" or o.format == "speedscope", event = o.event }
+    lines = o.format == "pprof" or o.format == "speedscope", event = o.event,
+    kallsyms = o.kallsyms, vmlinux = o.vmlinux }
   local list, lerr = stacks.load(o.input, lopts)
   if not list then
     io.stderr:write("luaperf flame: ", lerr, "\n")

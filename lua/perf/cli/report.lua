@@ -21,6 +21,10 @@ usage: luaperf report [-i perf.data|file.folded] [options]
   -e, --event NAME       the event to report when the file has several
                          (default: the first recorded)
   --stdio                accepted for perf compatibility (always text)
+  --kallsyms FILE        kernel symbols from FILE (a saved /proc/kallsyms),
+                         whatever kernel the file recorded
+  --vmlinux FILE         kernel symbols from FILE (an ELF vmlinux; used only
+                         if it is the recorded kernel)
 ]]
 
 local options = require "perf.cli.options"
@@ -30,7 +34,8 @@ local function parse(args)
   local takes = { ["-i"] = "input", ["--input"] = "input", ["-s"] = "sort", ["--sort"] = "sort",
     ["--percent-limit"] = "percent_limit", ["-n"] = "n", ["--comm"] = "comm",
     ["--pid"] = "pid", ["--tid"] = "tid", ["--dso"] = "dso", ["--symbol"] = "symbol",
-    ["--weight"] = "weight", ["-e"] = "event", ["--event"] = "event" }
+    ["--weight"] = "weight", ["-e"] = "event", ["--event"] = "event",
+    ["--kallsyms"] = "kallsyms", ["--vmlinux"] = "vmlinux" }
   local flags = { ["--children"] = { "children", true }, ["--no-children"] = { "children", false },
     ["-g"] = { "graph", true }, ["--call-graph"] = { "graph", true },
     ["--no-call-graph"] = { "graph", false }, ["--stdio"] = { "stdio", true },
@@ -111,7 +116,8 @@ return function(args)
   if o.help then io.stdout:write(usage); return 0 end
   local stacks = require "perf.stacks"
   local report = require "perf.report"
-  local list, lerr = stacks.load(o.input, { event = o.event })
+  local list, lerr = stacks.load(o.input, { event = o.event, kallsyms = o.kallsyms,
+    vmlinux = o.vmlinux })
   if not list then
     io.stderr:write("luaperf report: ", lerr, "\n")
     return 1
