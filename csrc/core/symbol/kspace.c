@@ -91,23 +91,31 @@ char *kspace__module_name(const char *path, int *kmod)
 	return out;
 }
 
-static int add_module(struct kmodule **v, size_t *n, uint64_t start, uint64_t end,
-		      char *name, const char *path)
+static int add_module(struct kmodule **v, size_t *n, size_t *cap, uint64_t start,
+		      uint64_t end, char *name, const char *path)
 {
-	struct kmodule *nv = realloc(*v, (*n + 1) * sizeof(**v));
 	char *p = strdup(path);
 
-	if (nv != NULL)
-		*v = nv;
-	if (nv == NULL || p == NULL) {
+	if (p != NULL && *n == *cap) {
+		size_t nc = *cap ? *cap * 2 : 16;
+		struct kmodule *nv = nc < SIZE_MAX / sizeof(**v) ? realloc(*v, nc * sizeof(**v)) : NULL;
+		if (nv == NULL) {
+			free(p);
+			p = NULL;
+		} else {
+			*v = nv;
+			*cap = nc;
+		}
+	}
+	if (p == NULL) {
 		free(name);
-		free(p);
 		return -ENOMEM;
 	}
-	nv[*n].start = start;
-	nv[*n].end = end;
-	nv[*n].name = name;
-	nv[*n].path = p;
+	(*v)[*n].start = start;
+	(*v)[*n].end = end;
+	(*v)[*n].name = name;
+	(*v)[*n].path = p;
+	(*v)[*n].dso = NULL;
 	(*n)++;
 	return 0;
 }
@@ -124,7 +132,8 @@ int kspace__feed_mmap(struct kspace *k, uint64_t start, uint64_t len, uint64_t p
 		char *name = kspace__module_name(filename, &kmod);
 		if (name == NULL)
 			return -ENOMEM;
-		return add_module(&k->mods, &k->nmods, start, end, name, filename);
+		k->mods_sorted = 0;
+		return add_module(&k->mods, &k->nmods, &k->mods_cap, start, end, name, filename);
 	}
 	if (!is_kernel)
 		return 0;       /* extra kernel maps (entry trampolines): not kept */
@@ -174,7 +183,7 @@ int kspace__set_build_id(struct kspace *k, const char *path, const uint8_t *id, 
 		return 0;
 	}
 	/* A module of the table is named by its path in reports. */
-	return add_module(&k->named, &k->nnamed, 0, 0, name, path);
+	return add_module(&k->named, &k->nnamed, &k->named_cap, 0, 0, name, path);
 }
 
 static int set_path(char **dst, const char *path)
@@ -401,25 +410,52 @@ static int load(struct kspace *k, struct dso_cache *dsos)
 	return rc;
 }
 
-static const struct kmodule *find_module(const struct kspace *k, uint64_t addr)
+static int cmp_module(const void *a, const void *b)
 {
-	size_t i;
+	const struct kmodule *x = a, *y = b;
 
-	for (i = 0; i < k->nmods; i++)
-		if (addr >= k->mods[i].start && addr < k->mods[i].end)
-			return &k->mods[i];
-	return NULL;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return 0;
+}
+
+/* The module map holding addr: the last starting at or before it (maps that
+ * overlap, which only a damaged file has, resolve to one of them). */
+static struct kmodule *find_module(struct kspace *k, uint64_t addr)
+{
+	size_t lo = 0, hi = k->nmods;
+
+	if (!k->mods_sorted) {
+		if (k->nmods > 1)
+			qsort(k->mods, k->nmods, sizeof(*k->mods), cmp_module);
+		k->mods_sorted = 1;
+	}
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (k->mods[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0 || addr >= k->mods[lo - 1].end)
+		return NULL;
+	return &k->mods[lo - 1];
 }
 
 /* A module of the build-id table is called by its path, others by name. */
-static const char *module_dso(const struct kspace *k, const struct kmodule *m)
+static const char *module_dso(const struct kspace *k, struct kmodule *m)
 {
 	size_t i;
 
+	if (m->dso != NULL)
+		return m->dso;
+	m->dso = m->name;
 	for (i = 0; i < k->nnamed; i++)
-		if (strcmp(k->named[i].name, m->name) == 0)
-			return k->named[i].path;
-	return m->name;
+		if (strcmp(k->named[i].name, m->name) == 0) {
+			m->dso = k->named[i].path;
+			break;
+		}
+	return m->dso;
 }
 
 int kspace__lookup(struct kspace *k, struct dso_cache *dsos, uint64_t addr,
@@ -432,7 +468,7 @@ int kspace__lookup(struct kspace *k, struct dso_cache *dsos, uint64_t addr,
 	memset(hit, 0, sizeof(*hit));
 	k->why[0] = '\0';
 	if (mapped) {
-		const struct kmodule *m = find_module(k, addr);
+		struct kmodule *m = find_module(k, addr);
 		if (m != NULL) {
 			hit->dso = module_dso(k, m);
 			/* A module's symbols come from kallsyms, where it is loaded:

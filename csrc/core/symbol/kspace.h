@@ -28,6 +28,7 @@ struct kmodule {
 	uint64_t start, end;          /* end may wrap, as perf's does */
 	char *name;                   /* "[mac80211]" */
 	char *path;                   /* as recorded */
+	const char *dso;              /* what reports call it; NULL: not decided yet */
 };
 
 struct kspace {
@@ -36,10 +37,11 @@ struct kspace {
 	uint64_t start, end;          /* the kernel map */
 	char *ref_name;               /* "_text", "_stext"; NULL: none */
 	uint64_t ref_addr;            /* where it was when recorded */
-	struct kmodule *mods;         /* module maps, in record order */
-	size_t nmods;
+	struct kmodule *mods;         /* module maps */
+	size_t nmods, mods_cap;
+	int mods_sorted;              /* by start, for lookups */
 	struct kmodule *named;        /* modules of the build-id table (name, path) */
-	size_t nnamed;
+	size_t nnamed, named_cap;
 	uint8_t bid[20];
 	uint8_t bid_size;             /* 0: the recording names no kernel */
 	char *kallsyms_path;          /* the user's (perf's --kallsyms) */
