@@ -64,6 +64,7 @@ build = {
             "csrc/core/symbol/dso.c",
             "csrc/core/symbol/dwarfline.c",
             "csrc/core/symbol/kallsyms.c",
+            "csrc/core/symbol/kspace.c",
             "csrc/core/symbol/perfmap.c",
             "csrc/core/symbol/symbolizer.c",
             "csrc/core/symbol/symtab.c",
