@@ -15,7 +15,9 @@
  *                         them (rec.callchain, callchain_kernel, rec.unwind
  *                         = { kernel=, user=, truncated=, failed=, error= }),
  *                         without regs_user / stack_user; every maps record
- *                         feeds the symbolizer, filtered out or not
+ *                         feeds the symbolizer, filtered out or not (which
+ *                         becomes offline and learns the file's build ids:
+ *                         perfdata__prime_symbolizer)
  *   f:scan()              decodes every record in C: counts per type and
  *                         per event, lost totals (no Lua per record)
  *   f:profile{...}        a profile (stack table) aggregated in C by
@@ -27,7 +29,8 @@
  *                         callers as call sites (return address - 1), as
  *                         perf keeps DWARF chains.
  *                         opts: symbolizer = a perf.symbolizer fed with the
- *                         maps records (so a report needs no second pass),
+ *                         maps records and the file's build ids, and made
+ *                         offline (so a report needs no second pass),
  *                         in time order (a file opened unordered: held and
  *                         fed at the end of the pass, ties in file order),
  *                         comms = a table filled with tid -> comm (in the
@@ -634,9 +637,10 @@ static int records_iter(lua_State *L)
 	return 0;
 }
 
-/* Pushes the symbolizer (opts.symbolizer, or a new one) and an unwinder;
- * returns NULL, or why it could not (out of memory). */
-static const char *push_unwinding(lua_State *L, int opts)
+/* Pushes the symbolizer (opts.symbolizer, or a new one), readied for f's
+ * addresses, and an unwinder; returns NULL, or why it could not (out of
+ * memory). */
+static const char *push_unwinding(lua_State *L, struct lfile *f, int opts)
 {
 	struct lunwinder *p;
 
@@ -649,6 +653,8 @@ static const char *push_unwinding(lua_State *L, int opts)
 		if (!lperf_newsymbolizer(L))
 			return "cannot create a symbolizer: out of memory";
 	}
+	if (perfdata__prime_symbolizer(f->pd, lperf_tosymbolizer(L, -1)) < 0)
+		return "cannot ready the symbolizer: out of memory";
 	p = lua_newuserdatauv(L, sizeof *p, 0);
 	memset(p, 0, sizeof *p);
 	luaL_setmetatable(L, UNWINDER_T);
@@ -678,7 +684,7 @@ static int file_records(lua_State *L)
 		if (f->unordered)
 			return luaL_error(L, "f:records{unwind = true}: the file was opened unordered; "
 					  "unwinding needs the maps before the samples (open it ordered)");
-		const char *msg = push_unwinding(L, 2);
+		const char *msg = push_unwinding(L, f, 2);
 		if (msg)
 			return lperf_fail(L, msg, ENOMEM);
 	} else {

@@ -1,13 +1,18 @@
 /*
  * perf.symbolizer{...}: a symbolizer userdata over csrc/core/symbol/symbolizer.h.
  *
- *   local sym = perf.symbolizer{ perfmap_dir = "/tmp", kallsyms = FILE | vmlinux = FILE }
- *       -- kallsyms, vmlinux: the kernel's symbols whatever a recording says
- *       -- (perf's --kallsyms, --vmlinux)
+ *   local sym = perf.symbolizer{ perfmap_dir = "/tmp", kallsyms = FILE | vmlinux = FILE,
+ *                                symfs = DIR, offline = bool }
+ *       kallsyms, vmlinux: the kernel's symbols whatever a recording says
+ *       (perf's --kallsyms, --vmlinux); symfs: perf's --symfs (objects read
+ *       as DIR/PATH); offline: the addresses are a recording's, nothing is
+ *       read from /proc/PID/
  *   sym:feed(rec | {rec, ...} | source)   -- source: anything with :records();
  *                                         -- a file's features().build_ids too
- *   sym:recording(f)                      -- f's build-id table (kernel too) and
- *                                         -- kernel addresses as perf reads a recording's
+ *                                         -- (and a file makes sym offline)
+ *   sym:recording(f)                      -- f's build-id table (kernel too),
+ *                                         -- offline, kernel addresses as perf
+ *                                         -- reads a recording's
  *   sym:build_id(path, hex)               -- the build id a recording saw for path
  *   sym:load(pid)                         -- /proc/PID/maps
  *   sym:resolve(pid, addr[, {lines=, inlines=, kernel=}]) -> t | nil, reason
@@ -23,7 +28,8 @@
  *   sym:map(pid, addr) -> {path=, start=, ["end"]=, pgoff=, build_id=} | nil, reason
  *   sym:map(pid, addr, {kernel = true}) -> {path = "[kernel.kallsyms]" | module,
  *       kernel = true} | nil, reason: the kernel map that holds addr
- *   sym:warning() -> a one-time warning (kptr_restrict) or nil
+ *   sym:warning() -> the next warning (kptr_restrict; an object left
+ *                    unsymbolized, and why), each once, or nil
  *   sym:close()
  */
 #include <errno.h>
@@ -60,13 +66,16 @@ static int sym_close(lua_State *L)
 static int sym_new(lua_State *L)
 {
 	struct lsym *u;
-	const char *pmdir = NULL, *kallsyms = NULL, *vmlinux = NULL;
+	const char *pmdir = NULL, *kallsyms = NULL, *vmlinux = NULL, *symfs = NULL;
+	int offline = 0;
 
 	if (!lua_isnoneornil(L, 1)) {
 		luaL_checktype(L, 1, LUA_TTABLE);
 		pmdir = lperf_optfield_str(L, 1, "perfmap_dir", NULL);
 		kallsyms = lperf_optfield_str(L, 1, "kallsyms", NULL);
 		vmlinux = lperf_optfield_str(L, 1, "vmlinux", NULL);
+		symfs = lperf_optfield_str(L, 1, "symfs", NULL);
+		offline = lperf_optfield_bool(L, 1, "offline", 0);
 	}
 	u = lua_newuserdatauv(L, sizeof(*u), 0);
 	u->s = NULL;
@@ -76,6 +85,12 @@ static int sym_new(lua_State *L)
 		return lperf_fail(L, "cannot create a symbolizer: out of memory", ENOMEM);
 	if (pmdir != NULL)
 		symbolizer__set_perfmap_dir(u->s, pmdir);
+	symbolizer__set_offline(u->s, offline);
+	if (symfs != NULL && symbolizer__set_symfs(u->s, symfs) < 0) {
+		symbolizer__delete(u->s);
+		u->s = NULL;
+		return lperf_fail(L, "symfs: the directory name is too long", ENAMETOOLONG);
+	}
 	if (kallsyms != NULL || vmlinux != NULL) {
 		const char *path = kallsyms != NULL ? kallsyms : vmlinux;
 		int rc = kallsyms != NULL ? symbolizer__load_kallsyms(u->s, kallsyms) :
@@ -210,13 +225,15 @@ static int sym_build_id(lua_State *L)
 	return 0;
 }
 
-/* The build-id table of src (a perf.File: src:features().build_ids). */
+/* The build-id table of src (a perf.File: src:features().build_ids); a
+ * file's pids are not this machine's: the symbolizer goes offline. */
 static void feed_build_ids(lua_State *L, struct lsym *u, int src)
 {
 	int top = lua_gettop(L);
 
 	lua_getfield(L, src, "features");
 	if (lua_isfunction(L, -1)) {
+		symbolizer__set_offline(u->s, 1);
 		lua_pushvalue(L, src);
 		lua_call(L, 1, 1);
 		if (lua_type(L, -1) == LUA_TTABLE) {
@@ -314,7 +331,8 @@ static int sym_feed(lua_State *L)
 			used += feed_table(L, u->s, -1);
 		lua_replace(L, 5);
 	}
-	/* A perf.data file knows the build ids of the objects it hit. */
+	/* A perf.data file knows the build ids of the objects it hit; its pids
+	 * are not this machine's to read in /proc. */
 	feed_build_ids(L, u, 2);
 	lua_pushinteger(L, used);
 	return 1;

@@ -419,17 +419,41 @@ end
 -- The symbolizer of a perf.data file (perf.open): its build-id table fed,
 -- and its kernel addresses read as perf reads a recording's (the kernel and
 -- module maps of its records, the symbols of the kernel it names: this
--- one's, perf's build-id cache copy, or none).  opts.kallsyms, opts.vmlinux:
--- the kernel's symbols from that file instead (perf's --kallsyms,
--- --vmlinux).  nil, message when the file cannot be read.
+-- one's, perf's build-id cache copy, or none); offline: nothing read from
+-- /proc for its pids, its user objects named only by an ELF with the build
+-- id it recorded.  opts.kallsyms, opts.vmlinux: the kernel's symbols from
+-- that file instead (perf's --kallsyms, --vmlinux); opts.symfs: objects
+-- read under that directory (--symfs).  nil, message when a file named
+-- cannot be read.
 function M.file_symbolizer(f, opts)
   opts = opts or {}
   local perf = package.loaded.perf or require "perf"
   if not perf.symbolizer then return nil, "this build has no symbolizer" end
-  local sym, err = perf.symbolizer{ kallsyms = opts.kallsyms, vmlinux = opts.vmlinux }
+  local sym, err = perf.symbolizer{ kallsyms = opts.kallsyms, vmlinux = opts.vmlinux,
+    symfs = opts.symfs, offline = true }
   if not sym then return nil, err end
-  if sym.recording then sym:recording(f) end
+  sym:recording(f)
   return sym
+end
+
+-- Readies sym (a perf.symbolizer) for the addresses of f (a perf.File) fed
+-- record by record, as file_symbolizer does for one it makes.  f:profile and
+-- f:records{unwind = true} do this in C.
+function M.prime(sym, f)
+  if sym and sym.recording and f and f.features then sym:recording(f) end
+end
+
+-- Every pending warning of sym, first in list.meta.warnings, in order.
+local function take_warnings(sym, list)
+  if not (sym and sym.warning) then return end
+  local i = 0
+  while true do
+    local w = sym:warning()
+    if not w then return end
+    list.meta.warnings = list.meta.warnings or {}
+    i = i + 1
+    table.insert(list.meta.warnings, i, w)
+  end
 end
 
 -- A stack list from a perf.data file, through perf.open (the C reader):
@@ -485,13 +509,7 @@ function M.from_perf_data(path, opts)
     end
     if p.close then p:close() end
   end
-  if sym and sym.warning then
-    local w = sym:warning()
-    if w then
-      list.meta.warnings = list.meta.warnings or {}
-      table.insert(list.meta.warnings, 1, w)
-    end
-  end
+  take_warnings(sym, list)
   if f.close then f:close() end
   return pick_event(list, opts.event)
 end

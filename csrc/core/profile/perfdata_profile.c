@@ -52,6 +52,30 @@ static int wants_unwind(const struct perfdata *pd)
 	return 0;
 }
 
+int perfdata__prime_symbolizer(struct perfdata *pd, struct symbolizer *sym)
+{
+	const struct perfdata_info *in = perfdata__info(pd);
+	unsigned i;
+	int e;
+
+	/* As sym:recording(f): nothing read from /proc for the file's pids,
+	 * its kernel read as a recording's, each object by its build id. */
+	symbolizer__set_offline(sym, 1);
+	symbolizer__set_recorded(sym);
+	for (i = 0; i < in->nr_build_ids; i++) {
+		const struct perfdata_build_id *b = &in->build_ids[i];
+		if (b->filename == NULL)
+			continue;
+		if (b->cpumode == PERF_RECORD_MISC_KERNEL || b->cpumode == PERF_RECORD_MISC_GUEST_KERNEL)
+			e = symbolizer__set_kernel_build_id(sym, b->filename, b->id, b->size);
+		else
+			e = symbolizer__set_build_id(sym, b->filename, b->id, b->size);
+		if (e < 0)
+			return e;
+	}
+	return 0;
+}
+
 static int note_comm(const struct pass *p, const struct record *r)
 {
 	if (!p->o->comm || r->type != PERF_RECORD_COMM)
@@ -194,11 +218,19 @@ int perfdata__profile(struct perfdata *pd, const struct perfdata_profile_opts *o
 			goto out;
 		}
 	}
+	if (p.sym && (e = perfdata__prime_symbolizer(pd, p.sym)) < 0) {
+		e = fail(err, errlen, e, NULL);
+		goto out;
+	}
 	if (reorder)
 		perfdata__rewind_order(pd, 0);
 	else
 		perfdata__rewind(pd);
 	e = run(&p, err, errlen);
+	/* A pipe's build ids come in the stream: known now, before any resolve. */
+	if (e >= 0 && p.sym && perfdata__info(pd)->pipe &&
+	    (e = perfdata__prime_symbolizer(pd, p.sym)) < 0)
+		e = fail(err, errlen, e, NULL);
 	if (reorder)
 		perfdata__rewind_order(pd, 1);
 	if (p.u)

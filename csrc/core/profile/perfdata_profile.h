@@ -78,4 +78,12 @@ int perfdata__profile(struct perfdata *pd, const struct perfdata_profile_opts *o
 		      struct stacktab *st, struct perfdata_profile_stats *stats,
 		      char *err, size_t errlen);
 
+/*
+ * Readies sym for pd's addresses: offline (pd's pids are not this
+ * machine's to read in /proc) and told the build ids pd recorded for user
+ * objects, which decide the ELF files that may name their addresses
+ * (perfdata__profile does it for its symbolizer).  0 or -ENOMEM.
+ */
+int perfdata__prime_symbolizer(struct perfdata *pd, struct symbolizer *sym);
+
 #endif

@@ -7,6 +7,8 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +39,18 @@ struct symbolizer {
 	struct sym_inline *inl;       /* inline frames of the current call */
 	size_t inl_n, inl_cap;
 	struct known_bid *bids;       /* build ids by path, from the recording */
+	int offline;                  /* a recording's pids: no /proc reads */
+	char symfs[PATH_MAX];         /* perf's --symfs, "" when none */
+	struct obj_warning *owarn;    /* why objects were skipped, in order */
+	struct obj_warning **owarn_tail;
+	struct obj_warning *owarn_next; /* the next one to hand out */
+};
+
+/* One object skipped (not symbolized), said once. */
+struct obj_warning {
+	const char *path;             /* interned: the mapping's path */
+	struct obj_warning *next;
+	char text[];
 };
 
 /* A path's build id as the recording saw it (few: one per object hit). */
@@ -62,6 +76,7 @@ struct symbolizer *symbolizer__new(void)
 		return NULL;
 	}
 	snprintf(s->perfmap_dir, sizeof(s->perfmap_dir), "/tmp");
+	s->owarn_tail = &s->owarn;
 	return s;
 }
 
@@ -79,6 +94,11 @@ void symbolizer__delete(struct symbolizer *s)
 		free(s->bids);
 		s->bids = n;
 	}
+	while (s->owarn != NULL) {
+		struct obj_warning *n = s->owarn->next;
+		free(s->owarn);
+		s->owarn = n;
+	}
 	free(s);
 }
 
@@ -89,10 +109,64 @@ const char *symbolizer__last_error(const struct symbolizer *s)
 
 const char *symbolizer__take_warning(struct symbolizer *s)
 {
-	if (s->warning_state != 1)
+	const char *w;
+
+	if (s->warning_state == 1) {
+		s->warning_state = 2;
+		return s->warning;
+	}
+	if (s->owarn_next == NULL)
 		return NULL;
-	s->warning_state = 2;
-	return s->warning;
+	w = s->owarn_next->text;
+	s->owarn_next = s->owarn_next->next;
+	return w;
+}
+
+void symbolizer__set_offline(struct symbolizer *s, int offline)
+{
+	s->offline = offline != 0;
+}
+
+int symbolizer__set_symfs(struct symbolizer *s, const char *dir)
+{
+	size_t n = dir != NULL ? strlen(dir) : 0;
+
+	/* "/" and "" both mean the root: no prefix. */
+	while (n > 0 && dir[n - 1] == '/')
+		n--;
+	if (n >= sizeof(s->symfs) - 64)
+		return -ENAMETOOLONG;
+	memcpy(s->symfs, dir != NULL ? dir : "", n);
+	s->symfs[n] = '\0';
+	return 0;
+}
+
+/* Says once per object why its addresses stay unnamed. */
+static void warn_object(struct symbolizer *s, const char *path, const char *fmt, ...)
+{
+	struct obj_warning *w;
+	va_list ap;
+	char buf[1024];
+	int n;
+
+	for (w = s->owarn; w != NULL; w = w->next)
+		if (w->path == path)
+			return;
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	w = malloc(sizeof(*w) + strlen(buf) + 1);
+	if (w == NULL)
+		return;
+	w->path = path;
+	w->next = NULL;
+	strcpy(w->text, buf);
+	*s->owarn_tail = w;
+	s->owarn_tail = &w->next;
+	if (s->owarn_next == NULL)
+		s->owarn_next = w;
 }
 
 void symbolizer__set_perfmap_dir(struct symbolizer *s, const char *dir)
@@ -304,18 +378,128 @@ static struct addrspace *space_of(struct symbolizer *s, uint32_t pid)
 	return s->last;
 }
 
-/* The copy perf record keeps in its build-id cache (~/.debug/.build-id/). */
-static struct dso *from_buildid_cache(struct symbolizer *s, const struct map *m)
+static int bid_matches(const struct dso *d, const struct map *m)
+{
+	return d->build_id_size == m->bid_size &&
+	       memcmp(d->build_id, m->bid, m->bid_size) == 0;
+}
+
+/*
+ * A copy with the mapping's build id: perf's build-id cache (perf record
+ * fills it: ~/.debug/.build-id/XX/REST, a file in old caches, else a link
+ * to ~/.debug/PATH/ID/ holding "elf" or "vdso"), else the distribution's
+ * debug file (/usr/lib/debug/.build-id/XX/REST.debug, under --symfs).
+ */
+static struct dso *by_build_id(struct symbolizer *s, const struct map *m)
 {
 	const char *home = getenv("HOME");
-	char path[4200];
+	char path[PATH_MAX + 128];
+	struct stat st;
+	struct dso *d;
 	int err = 0;
 
-	if (m->bid_size < 2 || home == NULL || home[0] != '/')
+	if (m->bid_size < 2)
 		return NULL;
-	snprintf(path, sizeof(path), "%s/.debug/.build-id/%.2s/%s/elf", home, m->bid_hex,
-		 m->bid_hex + 2);
-	return dso_cache__get(s->dsos, path, m->bid, m->bid_size, &err);
+	if (home != NULL && home[0] == '/') {
+		snprintf(path, sizeof(path), "%s/.debug/.build-id/%.2s/%s", home, m->bid_hex,
+			 m->bid_hex + 2);
+		if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+			snprintf(path + strlen(path), sizeof(path) - strlen(path), "/%s",
+				 m->kind == MAP_VDSO ? "vdso" : "elf");
+		d = dso_cache__get(s->dsos, path, m->bid, m->bid_size, &err);
+		if (d != NULL && bid_matches(d, m))
+			return d;
+	}
+	snprintf(path, sizeof(path), "%s/usr/lib/debug/.build-id/%.2s/%s.debug", s->symfs,
+		 m->bid_hex, m->bid_hex + 2);
+	d = dso_cache__get(s->dsos, path, m->bid, m->bid_size, &err);
+	return d != NULL && bid_matches(d, m) ? d : NULL;
+}
+
+/*
+ * perf's rule for an object: when the recording gave its build id, only an
+ * ELF with that id names its addresses (the object at its path, under
+ * --symfs, else a copy found by the id); otherwise the object at its path.
+ * Live processes (not offline) may also be read through /proc.
+ */
+static struct dso *bind_file(struct symbolizer *s, uint32_t pid, struct map *m, int *errp)
+{
+	char path[PATH_MAX + 64];
+	struct dso *d, *found;
+	int err2 = 0;
+
+	snprintf(path, sizeof(path), "%s%s", s->symfs, m->path);
+	d = dso_cache__get(s->dsos, path, m->bid, m->bid_size, errp);
+	if (d == NULL && !s->offline && s->symfs[0] == '\0') {
+		char alt[PATH_MAX + 64];
+		/* A process in another mount namespace: its root. */
+		snprintf(alt, sizeof(alt), "/proc/%u/root%s", (unsigned)pid, m->path);
+		d = dso_cache__get(s->dsos, alt, m->bid, m->bid_size, &err2);
+		/* A deleted file the process still maps (root only). */
+		if (d == NULL) {
+			snprintf(alt, sizeof(alt), "/proc/%u/map_files/%" PRIx64 "-%" PRIx64,
+				 (unsigned)pid, m->start, m->end);
+			d = dso_cache__get(s->dsos, alt, m->bid, m->bid_size, &err2);
+		}
+	}
+	if (m->bid_size == 0 && d == NULL)
+		warn_object(s, m->path, "%s: not symbolized: cannot read %s (%s)", m->path,
+			    path, strerror(-*errp));
+	if (m->bid_size == 0 || (d != NULL && bid_matches(d, m)))
+		return d;
+	/* Rebuilt, or another machine's: a copy with the recorded build id. */
+	found = by_build_id(s, m);
+	if (found != NULL)
+		return found;
+	if (d != NULL) {
+		warn_object(s, m->path, "%s: not symbolized: %s has build id %s, not the "
+			    "recorded %s, and no copy with that one is in ~/.debug/.build-id "
+			    "or %s/usr/lib/debug/.build-id", m->path, path,
+			    d->build_id_size ? d->build_id_hex : "(none)", m->bid_hex, s->symfs);
+		*errp = -ESTALE;
+	} else {
+		warn_object(s, m->path, "%s: not symbolized: cannot read %s (%s), and no copy "
+			    "with its recorded build id %s is in ~/.debug/.build-id or "
+			    "%s/usr/lib/debug/.build-id", m->path, path, strerror(-*errp),
+			    m->bid_hex, s->symfs);
+	}
+	return NULL;
+}
+
+/* The vdso: the process's own (live), else ours, when the build ids agree. */
+static struct dso *bind_vdso(struct symbolizer *s, uint32_t pid, struct map *m, int *errp)
+{
+	/* Offline, a length of 0 keeps the reader out of /proc/PID/mem. */
+	struct dso *d = dso_cache__vdso(s->dsos, pid, m->start,
+					s->offline ? 0 : m->end - m->start, errp);
+	struct dso *found;
+
+	if (m->bid_size == 0 || (d != NULL && bid_matches(d, m)))
+		return d;
+	found = by_build_id(s, m);
+	if (found != NULL)
+		return found;
+	warn_object(s, m->path, "[vdso]: not symbolized: this kernel's has build id %s, not "
+		    "the recorded %s, and no copy with that one is in ~/.debug/.build-id",
+		    d != NULL && d->build_id_size ? d->build_id_hex : "(none)", m->bid_hex);
+	*errp = -ESTALE;
+	return NULL;
+}
+
+/* The build id the recording gave m's path, for a mapping without one. */
+static void take_known_bid(struct symbolizer *s, struct map *m)
+{
+	const struct known_bid *k;
+
+	if (m->bid_size != 0)
+		return;
+	for (k = s->bids; k != NULL; k = k->next)
+		if (k->path == m->path) {
+			m->bid_size = k->size;
+			memcpy(m->bid, k->id, k->size);
+			hexid(m->bid, m->bid_size, m->bid_hex);
+			return;
+		}
 }
 
 /* The object behind a mapping, bound once. */
@@ -325,46 +509,13 @@ static struct dso *bind_dso(struct symbolizer *s, uint32_t pid, struct map *m)
 
 	if (m->dso != NULL || m->dso_err != 0)
 		return m->dso;
-	if (m->kind == MAP_VDSO) {
-		m->dso = dso_cache__vdso(s->dsos, pid, m->start, m->end - m->start, &err);
-	} else if (m->kind == MAP_FILE) {
-		if (m->bid_size == 0) {
-			const struct known_bid *k;
-			for (k = s->bids; k != NULL; k = k->next)
-				if (k->path == m->path) {
-					m->bid_size = k->size;
-					memcpy(m->bid, k->id, k->size);
-					hexid(m->bid, m->bid_size, m->bid_hex);
-					break;
-				}
-		}
-		m->dso = dso_cache__get(s->dsos, m->path, m->bid, m->bid_size, &err);
-		if (m->dso != NULL && m->bid_size > 0 &&
-		    (m->dso->build_id_size != m->bid_size ||
-		     memcmp(m->dso->build_id, m->bid, m->bid_size) != 0)) {
-			/* Rebuilt since it was recorded: perf's cached copy, if any. */
-			struct dso *cached = from_buildid_cache(s, m);
-			if (cached != NULL)
-				m->dso = cached;
-		}
-		if (m->dso == NULL) {
-			char alt[4400];
-			int err2 = 0;
-			/* A process in another mount namespace: its root. */
-			snprintf(alt, sizeof(alt), "/proc/%u/root%s", (unsigned)pid, m->path);
-			m->dso = dso_cache__get(s->dsos, alt, m->bid, m->bid_size, &err2);
-			/* A deleted file the process still maps (root only). */
-			if (m->dso == NULL) {
-				snprintf(alt, sizeof(alt), "/proc/%u/map_files/%" PRIx64 "-%" PRIx64,
-					 (unsigned)pid, m->start, m->end);
-				m->dso = dso_cache__get(s->dsos, alt, m->bid, m->bid_size, &err2);
-			}
-			if (m->dso == NULL)
-				m->dso = from_buildid_cache(s, m);
-		}
-	} else {
+	take_known_bid(s, m);
+	if (m->kind == MAP_VDSO)
+		m->dso = bind_vdso(s, pid, m, &err);
+	else if (m->kind == MAP_FILE)
+		m->dso = bind_file(s, pid, m, &err);
+	else
 		err = -ENOENT;
-	}
 	if (m->dso == NULL)
 		m->dso_err = err != 0 ? err : -ENOENT;
 	else if (m->bid_size == 0 && m->dso->build_id_size > 0) {
@@ -547,7 +698,9 @@ static int resolve_jit(struct symbolizer *s, struct addrspace *as, uint64_t addr
 	sym = pm->state == 1 ? (struct symtab_sym *)symtab__find(&pm->syms, addr) : NULL;
 	if (sym == NULL) {
 		/* A miss may be code the JIT added since: read again if it grew. */
-		rc = perfmap__refresh(pm, s->perfmap_dir, as->pid, process_uid(as->pid));
+		/* A recording's pid is not this machine's: the file's owner must be us or root. */
+		rc = perfmap__refresh(pm, s->perfmap_dir, as->pid,
+				      s->offline ? (uid_t)-1 : process_uid(as->pid));
 		if (rc < 0) {
 			snprintf(s->err, sizeof(s->err), "no symbol at 0x%" PRIx64 " in pid %u: %s",
 				 addr, (unsigned)as->pid, pm->why);

@@ -59,12 +59,30 @@ int symbolizer__exec(struct symbolizer *sym, uint32_t pid);
 
 /*
  * The build id a recording saw for path (perf.data's HEADER_BUILD_ID).
- * Mappings of path without a build id of their own take it, so a file
- * rebuilt since the recording resolves through perf's build-id cache
- * (~/.debug/.build-id/) instead of the new file.  0 or -ENOMEM.
+ * Mappings of path without a build id of their own take it.  As in perf, a
+ * mapping with a build id resolves only through an ELF with that id: the
+ * file at path (under symfs), else perf's build-id cache
+ * (~/.debug/.build-id/), else /usr/lib/debug/.build-id/; with none its
+ * addresses stay unnamed (a warning says why).  0 or -ENOMEM.
  */
 int symbolizer__set_build_id(struct symbolizer *sym, const char *path,
 			     const uint8_t *build_id, size_t build_id_size);
+
+/*
+ * Offline: the addresses are a recording's (a perf.data file), whose pids
+ * are not this machine's processes: nothing is read from /proc/PID/ (no
+ * root, map_files, mem or owner), and the vdso is this kernel's, used
+ * only when its build id is the recorded one.  Live (the default): a
+ * mapped file may also be read through the process's /proc entries.
+ */
+void symbolizer__set_offline(struct symbolizer *sym, int offline);
+
+/*
+ * perf's --symfs DIR: objects are read as DIR/PATH, and the debug files of
+ * /usr/lib/debug/.build-id/ under DIR too (perf's build-id cache in
+ * ~/.debug is not under it).  "" or NULL: none.  0 or -ENAMETOOLONG.
+ */
+int symbolizer__set_symfs(struct symbolizer *sym, const char *dir);
 
 /*
  * Reads /proc/PID/maps (executable mappings) into pid's address space,
@@ -179,8 +197,10 @@ size_t symbolizer__resolve_many(struct symbolizer *sym, uint32_t pid,
 const char *symbolizer__last_error(const struct symbolizer *sym);
 
 /*
- * A one-time warning the caller should show the user (kptr_restrict hides
- * kernel addresses, ...), or NULL.  Returned once, then NULL.
+ * A warning the caller should show the user (kptr_restrict hides kernel
+ * addresses; an object left unsymbolized, and why: its build id is not the
+ * recorded one, it cannot be read), or NULL.  Each is returned once, in
+ * the order they arose: call until NULL.
  */
 const char *symbolizer__take_warning(struct symbolizer *sym);
 

@@ -30,6 +30,8 @@ usage: luaperf flame [-i perf.data|file.folded] [-o out.svg | -o -] [options]
                       whatever kernel the file recorded
   --vmlinux FILE      kernel symbols from FILE (an ELF vmlinux; used only if
                       it is the recorded kernel)
+  --symfs DIR         read the recorded objects under DIR (DIR/usr/bin/foo),
+                      as perf's --symfs
 ]]
 
 local options = require "perf.cli.options"
@@ -41,7 +43,7 @@ local function parse(args)
     ["--weight"] = "weight", ["--title"] = "title", ["--minwidth"] = "minwidth",
     ["--width"] = "width", ["--pid"] = "pid", ["--tid"] = "tid", ["--comm"] = "comm",
     ["--event"] = "event", ["-e"] = "event", ["--kallsyms"] = "kallsyms",
-    ["--vmlinux"] = "vmlinux" }
+    ["--vmlinux"] = "vmlinux", ["--symfs"] = "symfs" }
   local flags = { ["--inverted"] = "inverted", ["--flamechart"] = "flamechart",
     ["--negate"] = "negate", ["--annotate"] = "annotate", ["--inline"] = "inline",
     ["--no-comm"] = "no_comm", ["-h"] = "help", ["--help"] = "help" }
@@ -81,7 +83,7 @@ return function(args)
   local report = require "perf.report"
   local lopts = { inline = o.inline, per_sample = o.flamechart or o.format == "speedscope",
     lines = o.format == "pprof" or o.format == "speedscope", event = o.event,
-    kallsyms = o.kallsyms, vmlinux = o.vmlinux }
+    kallsyms = o.kallsyms, vmlinux = o.vmlinux, symfs = o.symfs }
   local list, lerr = stacks.load(o.input, lopts)
   if not list then
     io.stderr:write("luaperf flame: ", lerr, "\n")

@@ -20,6 +20,8 @@ usage: luaperf report [-i perf.data|file.folded] [options]
                          object or leaf symbol (Lua patterns)
   -e, --event NAME       the event to report when the file has several
                          (default: the first recorded)
+  --symfs DIR            read the recorded objects under DIR (DIR/usr/bin/foo),
+                         as perf's --symfs
   --stdio                accepted for perf compatibility (always text)
   --kallsyms FILE        kernel symbols from FILE (a saved /proc/kallsyms),
                          whatever kernel the file recorded
@@ -35,7 +37,7 @@ local function parse(args)
     ["--percent-limit"] = "percent_limit", ["-n"] = "n", ["--comm"] = "comm",
     ["--pid"] = "pid", ["--tid"] = "tid", ["--dso"] = "dso", ["--symbol"] = "symbol",
     ["--weight"] = "weight", ["-e"] = "event", ["--event"] = "event",
-    ["--kallsyms"] = "kallsyms", ["--vmlinux"] = "vmlinux" }
+    ["--kallsyms"] = "kallsyms", ["--vmlinux"] = "vmlinux", ["--symfs"] = "symfs" }
   local flags = { ["--children"] = { "children", true }, ["--no-children"] = { "children", false },
     ["-g"] = { "graph", true }, ["--call-graph"] = { "graph", true },
     ["--no-call-graph"] = { "graph", false }, ["--stdio"] = { "stdio", true },
@@ -117,7 +119,7 @@ return function(args)
   local stacks = require "perf.stacks"
   local report = require "perf.report"
   local list, lerr = stacks.load(o.input, { event = o.event, kallsyms = o.kallsyms,
-    vmlinux = o.vmlinux })
+    vmlinux = o.vmlinux, symfs = o.symfs })
   if not list then
     io.stderr:write("luaperf report: ", lerr, "\n")
     return 1

@@ -3,7 +3,7 @@
 --
 --   luaperf script [-i FILE] [-g | -G] [--ns] [--show-all] [-F FIELDS]
 --                  [--comm LIST] [--pid LIST] [--tid LIST] [-C CPUS]
---                  [--time START,STOP] [script.lua [args...]]
+--                  [--time START,STOP] [--symfs DIR] [script.lua [args...]]
 --
 -- The listing has one line per sample: comm, tid, [cpu], time, period,
 -- event, ip, sym+off, (dso) by default, or the fields -F names (laid out
@@ -50,6 +50,8 @@ usage: luaperf script [-i FILE] [options] [script.lua [args...]]
                      whatever kernel the file recorded
   --vmlinux FILE     kernel symbols from FILE (an ELF vmlinux with symbols;
                      used only if it is the recorded kernel)
+  --symfs DIR        read the recorded objects under DIR (DIR/usr/bin/foo),
+                     as perf's --symfs
 ]==]
 
 local function hex(v)
@@ -66,18 +68,32 @@ end
 
 local M = {}
 
--- Tracks comm per thread (COMM, FORK) and feeds the symbolizer (the
--- file's: its kernel as perf reads it, or opts.kallsyms / opts.vmlinux).
+-- Tracks comm per thread (COMM, FORK) and feeds the symbolizer: the
+-- file's (stacks.file_symbolizer: offline, its build ids decide the
+-- objects, its kernel read as perf reads a recording's; opts.kallsyms,
+-- opts.vmlinux, opts.symfs as perf's options).
 local function new_state(f, opts)
   -- perf names the idle task (pid 0) swapper
   local st = { comm = { [0] = "swapper" }, f = f }
   if perf.symbolizer then
-    local sym, err = stacks.file_symbolizer(f, { kallsyms = opts.kallsyms, vmlinux = opts.vmlinux })
+    local sym, err = stacks.file_symbolizer(f, { kallsyms = opts.kallsyms, vmlinux = opts.vmlinux,
+      symfs = opts.symfs })
     if not sym then return nil, err end
     st.sym = sym
   end
   st.cache = {}
   return st
+end
+
+-- Why objects stayed unnamed (their build id is not the recorded one, ...),
+-- each said once, as they arise.
+local function warnings(st)
+  if not (st.sym and st.sym.warning) then return end
+  while true do
+    local w = st.sym:warning()
+    if not w then return end
+    io.stderr:write("luaperf script: warning: ", w, "\n")
+  end
 end
 
 local function observe(st, rec)
@@ -112,6 +128,11 @@ local function observe(st, rec)
   end
 end
 
+-- perf's anonymous memory (map.c: is_anon_memory)
+local function is_anon(path)
+  return path == "//anon" or path:sub(1, 9) == "/dev/zero" or path:sub(1, 14) == "/anon_hugepage"
+end
+
 -- Symbol of addr in pid: { name=, offset=, dso=, rel= } with [unknown]s.
 -- kernel: the address is the kernel's (the sample's cpumode, the call
 -- chain's marks), else the process's; nil: told by the address.
@@ -141,8 +162,11 @@ local function resolve(st, pid, addr, kernel)
       if m then
         r.dso = (s and s.dso) or m.path
         r.map = m
+        -- perf names anonymous executable memory after the JIT map it reads
+        if not s and is_anon(m.path) then r.dso = "/tmp/perf-" .. tostring(pid) .. ".map" end
       end
     end
+    warnings(st)
   end
   byaddr[addr] = r
   return r
@@ -327,6 +351,7 @@ local TAKES = {
   ["-i"] = "input", ["--input"] = "input", ["-F"] = "fields", ["--fields"] = "fields",
   ["--comm"] = "comm", ["--pid"] = "pid", ["--tid"] = "tid", ["-C"] = "cpu", ["--cpu"] = "cpu",
   ["--time"] = "time", ["--kallsyms"] = "kallsyms", ["--vmlinux"] = "vmlinux",
+  ["--symfs"] = "symfs",
 }
 
 local function parse_args(args)
