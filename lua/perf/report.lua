@@ -53,9 +53,11 @@ function M.filter(opts)
   end
 end
 
--- A symbol as perf report prints it: the name, or the address.
+-- A symbol as perf report prints it: the name, or the address (within its
+-- object's mapping when known, as perf: one row for every run of a PIE).
 local function sym_name(f)
   if f.name then return f.name end
+  if f.rel then return stacks.hex(f.rel) end
   if f.addr then return stacks.hex(f.addr) end
   return stacks.label(f)
 end

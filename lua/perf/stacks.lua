@@ -6,7 +6,9 @@
 --            { frames = { frame, ... root first }, count=, period=,
 --              comm=, pid=, tid=, cpu=, time= }, ... }
 --   frame = { name=, dso=, kind="user"|"kernel"|"jit"|"inline"|"lua",
---             file=, line=, addr=, build_id=, mangled= (C++ and Rust: the
+--             file=, line=, addr=, build_id=, rel= (unnamed user frames: the
+--             address within its object's mapping, what perf keys them by),
+--             mangled= (C++ and Rust: the
 --             symbol as the binary has it; name is demangled as perf prints
 --             it, perf.demangle(mangled, true) adds the parameters) }
 --
@@ -71,6 +73,17 @@ local kind_names = { user = "user", kernel = "kernel", jit = "jit", vdso = "user
 local function is_anon(dso)
   return dso ~= nil and (dso == "//anon" or dso:sub(1, 9) == "/dev/zero" or
     dso:sub(1, 14) == "/anon_hugepage")
+end
+
+-- The address perf keys an unnamed frame by (map->map_ip): relative to its
+-- object's mapping, so runs of one program at other bases (PIE, ASLR)
+-- share it.  nil when it cannot be told (strings: LuaJIT above 2^53).
+local function map_rel(m, a)
+  local s, o = m.start, m.pgoff
+  if type(a) ~= "number" or type(s) ~= "number" or type(o) ~= "number" or a < s then
+    return nil
+  end
+  return a - s + o
 end
 
 -- The frame of one address: r is what sym:resolve returned, or nil.
@@ -166,13 +179,16 @@ function M.build(entries, resolver, opts)
       local f = make_frame(r, a, sp.kernel)
       if not sp.kernel and a == M.TRUNCATED_ADDR then
         f.name = M.TRUNCATED_NAME
-      elseif not r and resolver and resolver.dso then
-        f.dso = resolver.dso(sp.pid, a, sp.kernel)
+      elseif not r and resolver and (resolver.map or resolver.dso) then
+        local m = resolver.map and resolver.map(sp.pid, a, sp.kernel)
+        if m then f.dso = m.path else f.dso = resolver.dso and resolver.dso(sp.pid, a, sp.kernel) end
         -- anonymous executable memory is JIT code: perf names it after the
         -- map file it would read (/tmp/perf-PID.map), even when there is none
         if not sp.kernel and is_anon(f.dso) then
           f.dso = "/tmp/perf-" .. tostring(sp.pid) .. ".map"
           f.kind = "jit"
+        elseif m and not sp.kernel then
+          f.rel = map_rel(m, a)
         end
       end
       local fr = { f }
@@ -238,8 +254,10 @@ function M.build(entries, resolver, opts)
 end
 
 -- A resolver over a perf.symbolizer(): many(pid, addrs, is_kernel) ->
--- { result | false, ... }; dso(pid, addr) names the object of an address
--- that has no symbol (so folded stacks say "[libfoo.so]").
+-- { result | false, ... }; map(pid, addr) is the mapping of an address
+-- that has no symbol ({path=, start=, pgoff=}: folded stacks say
+-- "[libfoo.so]", reports key it by its place in the object), dso(pid,
+-- addr) its path.
 function M.resolver(sym, opts)
   -- lines: file and line of each frame (pprof, speedscope want them)
   local ropts = nil
@@ -263,9 +281,12 @@ function M.resolver(sym, opts)
     for i, a in ipairs(addrs) do res[i] = sym:resolve(pid, a, o) or false end
     return res
   end
-  function r.dso(pid, addr, is_kernel)
+  function r.map(pid, addr, is_kernel)
     if not sym.map then return nil end
-    local m = sym:map(pid, addr, kopts[is_kernel and true or false])
+    return (sym:map(pid, addr, kopts[is_kernel and true or false]))
+  end
+  function r.dso(pid, addr, is_kernel)
+    local m = r.map(pid, addr, is_kernel)
     return m and m.path or nil
   end
   return r
