@@ -341,6 +341,7 @@ function M.from_records(src, sym, opts)
   local feeds = { MMAP = true, MMAP2 = true, FORK = true, EXIT = true, COMM = true }
   local it
   local perf = package.loaded.perf
+  M.prime(sym, src)
   if perf and perf.symbolizer and M.is_dwarf(src, opts) then
     -- DWARF samples unwound, callers as call sites (as perf keeps DWARF
     -- chains); the unwinding feeds sym the maps itself, in the order the
