@@ -380,6 +380,15 @@ static struct addrspace *space_of(struct symbolizer *s, uint32_t pid)
 
 static int bid_matches(const struct dso *d, const struct map *m)
 {
+	size_t i;
+
+	/* Older perf.data files pad a shorter id (md5: 16 bytes) with zeros to 20. */
+	if (m->bid_size == 20 && d->build_id_size < 20 && d->build_id_size > 0) {
+		for (i = d->build_id_size; i < 20; i++)
+			if (m->bid[i] != 0)
+				return 0;
+		return memcmp(d->build_id, m->bid, d->build_id_size) == 0;
+	}
 	return d->build_id_size == m->bid_size &&
 	       memcmp(d->build_id, m->bid, m->bid_size) == 0;
 }
