@@ -232,7 +232,12 @@ end)
 
 describe("the perf.data corpus", function()
   local corpus = util.root .. "/../shared/perfdata-corpus"
-  for _, name in ipairs({ "perf.data.busy.1-3.8", "perf.data.forkexit-3.8" }) do
+  -- busy.1, forkexit: objects of another machine (its bash, find, vdso);
+  -- callgraph_and_branch, lost_samples: user-context chain entries and a
+  -- kernel-mode sample's user address, which perf looks up in that
+  -- context's maps only
+  for _, name in ipairs({ "perf.data.busy.1-3.8", "perf.data.forkexit-3.8",
+      "perf.data.callgraph_and_branch-3.8", "perf.data.lost_samples-4.4" }) do
     it(name .. ": user frames print as perf script prints them", function()
       local path = corpus .. "/" .. name
       if not util.read(path) then
@@ -243,7 +248,7 @@ describe("the perf.data corpus", function()
       local ours, ok = util.luaperf("script -i " .. util.q(path) .. " 2>/dev/null")
       assert(ok, ours)
       local a, b = user_lines(theirs), user_lines(ours)
-      assert.is_true(#a >= 100, "too few user lines: " .. #a)
+      assert.is_true(#a >= 40, "too few user lines: " .. #a)
       assert.is_nil(first_diff(a, b))
     end)
   end
