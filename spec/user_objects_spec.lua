@@ -252,4 +252,30 @@ describe("the perf.data corpus", function()
       assert.is_nil(first_diff(a, b))
     end)
   end
+
+  -- the file's pids are another machine's: this one's /proc/PID/{root,
+  -- map_files,mem} are not theirs (objects missing here used to be looked
+  -- for there)
+  for _, cmd in ipairs({ "script -i %s", "report -i %s --stdio", "flame -i %s -o /dev/null --flamechart" }) do
+    it("luaperf " .. cmd:match("^%S+") .. " reads nothing under /proc/PID for a file's pids", function()
+      local path = corpus .. "/perf.data.busy.1-3.8"
+      if not util.read(path) then
+        pending("no corpus at " .. corpus)
+        return
+      end
+      local _, has = util.sh("command -v strace")
+      if not has then
+        pending("no strace")
+        return
+      end
+      local dir = util.tmpdir()
+      local out = util.sh(string.format("strace -f -qq -e trace=open,openat,stat,newfstatat,statx,readlink -o %s/trace " ..
+        "env LUAPERF_LUA=%s %s/bin/luaperf %s >/dev/null 2>&1; grep -E '\"/proc/[0-9]+' %s/trace | head -5",
+        util.q(dir), util.lua, util.root, string.format(cmd, util.q(path)), util.q(dir)))
+      local traced = util.read(dir .. "/trace") or ""
+      util.sh("rm -rf " .. util.q(dir))
+      assert.is_true(#traced > 0, "strace wrote nothing")
+      assert.equal("", out)
+    end)
+  end
 end)
