@@ -35,6 +35,10 @@
  *                         fed at the end of the pass, ties in file order),
  *                         comms = a table filled with tid -> comm (in the
  *                         same order: the last in time wins),
+ *                         thread_comms = false: stacks keyed by no command
+ *                         name (by default each sample is keyed by the name
+ *                         its thread had then, perf's rules: threads.h, so
+ *                         the pass reads the file time-ordered),
  *                         mark_truncated = true: an unwind that ran off the
  *                         captured stack ends (at its root) with the address
  *                         perf.core.UNWIND_TRUNCATED_ADDR
@@ -811,7 +815,7 @@ static int comm_to_table(void *arg, uint32_t pid, uint32_t tid, const char *comm
 	return 0;
 }
 
-/* f:profile{symbolizer=, comms=, mark_truncated=} -> profile, info
+/* f:profile{symbolizer=, comms=, mark_truncated=, thread_comms=} -> profile, info
  * (perfdata__profile: the core builds it) */
 static int file_profile(lua_State *L)
 {
@@ -828,6 +832,7 @@ static int file_profile(lua_State *L)
 	if (!lua_isnil(L, 2)) {
 		luaL_checktype(L, 2, LUA_TTABLE);
 		o.mark_truncated = lperf_optfield_bool(L, 2, "mark_truncated", 0);
+		o.no_thread_comms = !lperf_optfield_bool(L, 2, "thread_comms", 1);
 		lua_getfield(L, 2, "symbolizer");
 		if (!lua_isnil(L, -1) && !(o.sym = lperf_tosymbolizer(L, -1)))
 			return luaL_error(L, "f:profile: symbolizer must be an open perf.symbolizer");

@@ -4,13 +4,16 @@
  *
  *   p = perf.profile()            an empty profile
  *   p:add(rec)                    a record table (SAMPLE: its stack; COMM: the comm)
- *   p:add_stack(addrs, {count=, period=, pid=, tid=, event=, kernel=})
+ *   p:add_stack(addrs, {count=, period=, pid=, tid=, comm=, event=, kernel=})
  *   p:merge(other)
  *   p:total()                     -> samples, period
  *   p:count()                     -> unique stacks
  *   for e in p:stacks() do ... end
  *       e = { addrs = { leaf first }, kernel = n leading kernel addrs,
- *             count=, period=, pid=, tid=, comm=, event=, weights = { name = v } }
+ *             count=, period=, pid=, tid=, comm=, event=, weights = { name = v },
+ *             thread_comm = the thread's last name (a file's profile) }
+ *       comm: the name the samples were taken under (a file's profile keys
+ *       stacks by it; p:add_stack{comm=} too), else the pid's last COMM
  *       (a named frame, a Lua function or a VM state, is a string in addrs)
  *   p:comm(pid), p:meta() -> { samples=, period=, stacks=, lost=, throttled=, ... }
  *   p:symbolizer()                the symbolizer fed with it (a session's), or nil
@@ -163,9 +166,13 @@ static void push_entry(lua_State *L, struct stacktab *st, size_t i)
 	lperf_setint(L, "tid", e.tid);
 	if (e.event[0])
 		lperf_setstr(L, "event", e.event);
-	comm = stacktab__comm(st, e.pid);
+	/* the name the samples had (a file's profile), else the pid's last */
+	comm = e.comm ? e.comm : stacktab__comm(st, e.pid);
 	if (comm)
 		lperf_setstr(L, "comm", comm);
+	comm = stacktab__thread_comm(st, e.tid);
+	if (comm)
+		lperf_setstr(L, "thread_comm", comm);
 }
 
 static int p_stacks_next(lua_State *L)
@@ -262,7 +269,12 @@ static int add_common(lua_State *L, struct stacktab *st, int addrs_idx, int t,
 	int pid = lperf_optfield_int(L, t, "pid", -1);
 	int tid = lperf_optfield_int(L, t, "tid", -1);
 	const char *ev = lperf_optfield_str(L, t, "event", "");
+	const char *cname = lperf_optfield_str(L, t, "comm", NULL);
+	uint32_t comm = 0;
 	int rc = n < 0 ? n : 0, has_w = 0;
+
+	if (rc == 0 && cname)
+		rc = stacktab__comm_intern(st, cname, &comm);
 
 	/* weights = { name = value }: declared as they come */
 	memset(w, 0, sizeof w);
@@ -284,8 +296,8 @@ static int add_common(lua_State *L, struct stacktab *st, int addrs_idx, int t,
 	}
 	lua_pop(L, 1);
 	if (rc == 0)
-		rc = stacktab__add_stack_w(st, buf, (unsigned)n, nkernel, pid, tid, ev, count, period,
-					   has_w ? w : NULL);
+		rc = stacktab__add_stack_cw(st, buf, (unsigned)n, nkernel, pid, tid, comm, ev, count,
+					    period, has_w ? w : NULL);
 
 	lua_pop(L, 1);
 	if (rc)

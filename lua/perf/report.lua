@@ -13,10 +13,16 @@
 --     dso = "lua pattern", sym = "lua pattern",
 --     tmin = t, tmax = t,     -- time window (stacks carrying times)
 --     filter = function(stack) -> bool,
+--     percentage = "relative" -- percentages of what passed the filters (default),
+--                | "absolute" -- of every sample (perf report's default)
 --   })
 --   -> { { key=, self=, total=, self_pct=, total_pct=, sym=, dso=, comm=,
---          pid=, tid=, cpu=, kind=, samples= }, ..., total = weight of all
---        samples that passed the filters }
+--          pid=, tid=, thread_comm=, cpu=, kind=, samples= }, ...,
+--        total = weight of all samples that passed the filters,
+--        all = weight of all samples }
+-- comm is the name a stack's samples were taken under; "thread" groups by
+-- thread (tid) as perf's "pid" sort key does, thread_comm is that thread's
+-- last name (what perf prints in its Pid:Command column).
 local stacks = require "perf.stacks"
 
 local M = {}
@@ -79,6 +85,7 @@ local stack_keys = {
   comm = function(s) return s.comm or "[unknown]" end,
   pid = function(s) return s.pid or -1 end,
   tid = function(s) return s.tid or -1 end,
+  thread = function(s) return s.tid or -1 end,
   cpu = function(s) return s.cpu or -1 end,
   -- LuaJIT's VM state of an in-process profile's stack (luaprofile.lua)
   vmstate = function(s) return s.vmstate or "-" end,
@@ -112,6 +119,7 @@ local function aggregate(list, opts)
         r.symkey = frame_keys.sym(f)
       end
       r.comm, r.pid, r.tid, r.cpu, r.vmstate = s.comm, s.pid, s.tid, s.cpu, s.vmstate
+      r.thread_comm = s.thread_comm
     end
     return r
   end
@@ -157,7 +165,7 @@ local function aggregate(list, opts)
     if k == "shared_object" then k = "dso" end
     if frame_keys[k] then fkeys[#fkeys + 1] = frame_keys[k]
     elseif stack_keys[k] then skeys[#skeys + 1] = stack_keys[k]
-    else error("report: unknown sort key '" .. tostring(k) .. "' (sym, dso, comm, pid, tid, cpu, vmstate)", 3) end
+    else error("report: unknown sort key '" .. tostring(k) .. "' (sym, dso, comm, pid, tid, thread, cpu, vmstate)", 3) end
   end
   local fkcache = {}
   local function fkey(f)
@@ -211,11 +219,17 @@ function M.top(list, opts)
   end
   local rows, total = aggregate(list, opts)
   local by_total = opts.children
+  local all = 0
+  local period = opts.weight == "period"
+  for _, s in ipairs(list) do
+    all = all + (period and (s.period or 0) or (s.count or 1))
+  end
+  local base = opts.percentage == "absolute" and all or total
   local kept = {}
   for _, r in ipairs(rows) do
     if by_total or r.self > 0 then
-      r.self_pct = total > 0 and 100 * r.self / total or 0
-      r.total_pct = total > 0 and 100 * r.total / total or 0
+      r.self_pct = base > 0 and 100 * r.self / base or 0
+      r.total_pct = base > 0 and 100 * r.total / base or 0
       kept[#kept + 1] = r
     end
   end
@@ -231,6 +245,7 @@ function M.top(list, opts)
     for i = #kept, n + 1, -1 do kept[i] = nil end
   end
   kept.total = total
+  kept.all = all
   return kept
 end
 

@@ -4,7 +4,10 @@
 --
 --   list = { meta = { event=, samples=, period=, lost=, throttled= },
 --            { frames = { frame, ... root first }, count=, period=,
---              comm=, pid=, tid=, cpu=, time= }, ... }
+--              comm=, pid=, tid=, cpu=, time=, thread_comm= }, ... }
+--   comm: the command name the samples were taken under (perf's rules:
+--   csrc/core/profile/threads.h); thread_comm: the thread's last name, which
+--   perf's Pid:Command column prints.
 --   frame = { name=, dso=, kind="user"|"kernel"|"jit"|"inline"|"lua",
 --             file=, line=, addr=, build_id=, rel= (unnamed user frames: the
 --             address within its object's mapping, what perf keys them by),
@@ -244,7 +247,7 @@ function M.build(entries, resolver, opts)
     local count = e.count or 1
     local st = { frames = frames, count = count, period = e.period or count,
       comm = e.comm, pid = e.pid, tid = e.tid, cpu = e.cpu, time = e.time,
-      event = e.event, weights = e.weights }
+      event = e.event, weights = e.weights, thread_comm = e.thread_comm }
     list[#list + 1] = st
     samples = samples + count
     period = period + st.period
@@ -500,14 +503,11 @@ function M.from_perf_data(path, opts)
   if opts.per_sample or not (f.profile and perf.core.Profile) then
     list = M.from_records(f, sym, opts)
   elseif dwarf and sym then
-    -- one pass in C: unwinds, counts, feeds sym the maps, notes the comms
-    local comms = {}
-    local p, info = f:profile{ symbolizer = sym, comms = comms, mark_truncated = true }
+    -- one pass in C: unwinds, counts each sample under its thread's name
+    -- at the time, feeds sym the maps
+    local p, info = f:profile{ symbolizer = sym, mark_truncated = true }
     if not p then f:close(); return nil, info end
     list = M.from_profile(p, sym, opts)
-    for _, st in ipairs(list) do
-      st.comm = comms[st.tid] or comms[st.pid] or st.comm
-    end
     if type(info) == "table" and (tonumber(info.truncated) or 0) > 0 then
       list.meta.warnings = list.meta.warnings or {}
       table.insert(list.meta.warnings, string.format(
@@ -517,18 +517,13 @@ function M.from_perf_data(path, opts)
     end
     if p.close then p:close() end
   else
-    -- One pass in C: the samples are counted in file order while the
-    -- records that shape address spaces are held and fed to sym in time
-    -- order at the end (an exec must drop the maps before the new image's
-    -- come; ties and untimed ones in file order), before any address is
-    -- resolved; comms (per tid, as perf script shows them) the same way.
-    local comms = {}
-    local p, perr = f:profile{ symbolizer = sym, comms = comms }
+    -- One pass in C, in time order: each sample counted under the name its
+    -- thread had then (perf's rules), the records that shape address
+    -- spaces fed to sym as they come (an exec drops the maps before the new
+    -- image's come), before any address is resolved.
+    local p, perr = f:profile{ symbolizer = sym }
     if not p then f:close(); return nil, perr end
     list = M.from_profile(p, sym, opts)
-    for _, st in ipairs(list) do
-      st.comm = comms[st.tid] or comms[st.pid] or st.comm
-    end
     if p.close then p:close() end
   end
   take_warnings(sym, list)

@@ -3,11 +3,14 @@
  * a file into a stack table, in one of three ways:
  *   unwinding   the file has DWARF events: every record decoded, in time
  *               order, maps into the symbolizer the unwinder reads;
- *   holding     a symbolizer (or comm callback) over a file read unordered:
- *               samples counted as they come, maps records held and fed in
- *               time order at the end;
- *   streaming   otherwise: samples counted as they come, maps fed as they
- *               come (the file is time-ordered, or nobody is fed).
+ *   streaming   in time order (a file opened unordered is read ordered for
+ *               the pass): samples counted as they come, each under the
+ *               name its thread has then (threads.h), maps fed as they
+ *               come;
+ *   holding     no thread names wanted (opts.no_thread_comms), a symbolizer
+ *               or comm callback over a file read unordered: samples
+ *               counted as they come, maps records held and fed in time
+ *               order at the end.
  */
 #include "profile/perfdata_profile.h"
 
@@ -19,6 +22,7 @@
 #include "perfdata/perfdata.h"
 #include "perfdata/maporder.h"
 #include "profile/stacktab.h"
+#include "profile/threads.h"
 #include "record/record.h"
 #include "symbol/symbolizer.h"
 #include "unwind/unwind.h"
@@ -34,6 +38,7 @@ struct pass {
 	struct unwinder *u;         /* unwinding, else NULL */
 	uint64_t *chain;            /* MAX_CHAIN entries when unwinding */
 	struct maporder *mo;        /* holding, else NULL */
+	struct threads *th;         /* thread names, else NULL */
 	struct perfdata_profile_stats stats;
 };
 
@@ -78,6 +83,10 @@ int perfdata__prime_symbolizer(struct perfdata *pd, struct symbolizer *sym)
 
 static int note_comm(const struct pass *p, const struct record *r)
 {
+	int e;
+
+	if (p->th && (e = threads__feed(p->th, r)) < 0)
+		return e;
 	if (!p->o->comm || r->type != PERF_RECORD_COMM)
 		return 0;
 	return p->o->comm(p->o->comm_arg, r->u.comm.pid, r->u.comm.tid, r->u.comm.comm);
@@ -212,6 +221,9 @@ int perfdata__profile(struct perfdata *pd, const struct perfdata_profile_opts *o
 		p.stats.unwinding = 1;
 		/* maps must come before the samples that need them */
 		reorder = perfdata__unordered(pd);
+	} else if (!p.o->no_thread_comms) {
+		/* a sample's name is its thread's at that time: records in time order */
+		reorder = perfdata__unordered(pd);
 	} else if ((p.sym || p.o->comm) && perfdata__unordered(pd)) {
 		if (!(p.mo = maporder__new())) {
 			e = fail(err, errlen, -ENOMEM, NULL);
@@ -221,6 +233,13 @@ int perfdata__profile(struct perfdata *pd, const struct perfdata_profile_opts *o
 	if (p.sym && (e = perfdata__prime_symbolizer(pd, p.sym)) < 0) {
 		e = fail(err, errlen, e, NULL);
 		goto out;
+	}
+	if (!p.o->no_thread_comms) {
+		if (!(p.th = threads__new(st))) {
+			e = fail(err, errlen, -ENOMEM, NULL);
+			goto out;
+		}
+		stacktab__set_sample_comm(st, threads__sample_comm, p.th);
 	}
 	if (reorder)
 		perfdata__rewind_order(pd, 0);
@@ -235,7 +254,15 @@ int perfdata__profile(struct perfdata *pd, const struct perfdata_profile_opts *o
 		perfdata__rewind_order(pd, 1);
 	if (p.u)
 		unwinder__stats(p.u, &p.stats.unwind);
+	if (p.th) {
+		stacktab__set_sample_comm(st, NULL, NULL);
+		if (e >= 0 && (e = threads__publish(p.th)) < 0)
+			e = fail(err, errlen, e, NULL);
+	}
 out:
+	if (p.th)
+		stacktab__set_sample_comm(st, NULL, NULL);
+	threads__delete(p.th);
 	if (stats)
 		*stats = p.stats;
 	unwinder__delete(p.u);

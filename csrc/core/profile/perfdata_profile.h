@@ -7,10 +7,14 @@
  *     DWARF chains; unwinding needs the maps before the samples, so that
  *     pass reads the file time-ordered even when it was opened unordered;
  *   - otherwise samples go in as they come (most without being decoded),
- *     and the records that shape address spaces feed a symbolizer in time
- *     order: as they come from a time-ordered file, or, from a file opened
- *     unordered, held and fed at the end of the pass (ties in file order),
- *     before any address is resolved, as a pass of their own would.
+ *     each keyed by the name its thread had when it was taken (perf's
+ *     rules: threads.h), so the pass reads the file time-ordered even when
+ *     it was opened unordered; the records that shape address spaces feed
+ *     a symbolizer as they come;
+ *   - unless opts.no_thread_comms: samples keep no name, and from a file
+ *     opened unordered the maps records are held and fed at the end of the
+ *     pass (ties in file order), before any address is resolved, as a pass
+ *     of their own would.
  *
  *   struct perfdata_profile_opts o = { .sym = sym };
  *   struct perfdata_profile_stats stats;
@@ -58,6 +62,9 @@ struct perfdata_profile_opts {
 	 * return (-errno) ends the pass with it. */
 	int (*comm)(void *arg, uint32_t pid, uint32_t tid, const char *comm);
 	void *comm_arg;
+	/* Samples keyed by no command name (no threads tracked), and a file
+	 * opened unordered read in file order: the cheapest pass. */
+	int no_thread_comms;
 };
 
 struct perfdata_profile_stats {

@@ -18,12 +18,19 @@ struct st_entry {
 	uint16_t nr, nkernel;
 	uint32_t ev;
 	int32_t pid, tid;
+	uint32_t comm;              /* comm object + 1; 0: none */
 	uint64_t count, period;
 };
 
+/* An int32 -> name map (pid -> last COMM, tid -> a thread's last name). */
 struct st_comm {
 	int32_t pid;
 	char *comm;                 /* NULL: empty slot */
+};
+
+struct st_commmap {
+	struct st_comm *slots;
+	size_t n, nslots;
 };
 
 struct stacktab {
@@ -36,8 +43,14 @@ struct stacktab {
 	char **events;
 	uint32_t nevents;
 	uint32_t last;              /* entry index + 1 of the previous sample's stack */
-	struct st_comm *comms;
-	size_t ncomms, comm_slots;
+	struct st_commmap comms;    /* by pid */
+	struct st_commmap thread_comms;   /* by tid */
+	/* Comm objects: each a name index (into names), renamed in place when
+	 * perf would override a thread's first name; entries key on them. */
+	uint32_t *cobj;
+	uint32_t ncobj, cobj_cap;
+	int (*sample_comm)(void *arg, int32_t pid, int32_t tid, uint32_t *comm);
+	void *sample_comm_arg;
 	/* The last evtab's index -> our event index, so names are looked up
 	 * once per event, not per sample. */
 	const struct evtab *cache_t;
@@ -70,6 +83,15 @@ struct stacktab *stacktab__new(void)
 	return st;
 }
 
+static void commmap_free(struct st_commmap *m)
+{
+	size_t i;
+
+	for (i = 0; i < m->nslots; i++)
+		free(m->slots[i].comm);
+	free(m->slots);
+}
+
 void stacktab__delete(struct stacktab *st)
 {
 	size_t i;
@@ -78,8 +100,9 @@ void stacktab__delete(struct stacktab *st)
 		return;
 	for (i = 0; i < st->nevents; i++)
 		free(st->events[i]);
-	for (i = 0; i < st->comm_slots; i++)
-		free(st->comms[i].comm);
+	commmap_free(&st->comms);
+	commmap_free(&st->thread_comms);
+	free(st->cobj);
 	for (i = 0; i < st->nnames; i++)
 		free(st->names[i]);
 	for (i = 0; i < st->nweights; i++)
@@ -88,7 +111,6 @@ void stacktab__delete(struct stacktab *st)
 	free(st->name_slots);
 	free(st->w);
 	free(st->events);
-	free(st->comms);
 	free(st->e);
 	free(st->arena);
 	free(st->slots);
@@ -112,7 +134,7 @@ static inline uint64_t mix(uint64_t h, uint64_t v)
  * cycle per address instead of a multiply latency per address; equal
  * hashes are confirmed by a compare anyway. */
 static uint64_t stack_hash(const uint64_t *a, unsigned nr, uint32_t ev,
-			   int32_t pid, int32_t tid)
+			   int32_t pid, int32_t tid, uint32_t comm)
 {
 	const uint64_t K = UINT64_C(0x9e3779b97f4a7c15);
 	uint64_t h0 = 1, h1 = 2, h2 = 3, h3 = 4;
@@ -129,7 +151,7 @@ static uint64_t stack_hash(const uint64_t *a, unsigned nr, uint32_t ev,
 	h0 = mix(h0, h1);
 	h0 = mix(h0, h2);
 	h0 = mix(h0, h3);
-	h0 = mix(h0, ((uint64_t)nr << 32) ^ ev);
+	h0 = mix(h0, ((uint64_t)nr << 32) ^ ev ^ ((uint64_t)comm << 40));
 	h0 = mix(h0, ((uint64_t)(uint32_t)pid << 32) | (uint32_t)tid);
 	return h0 ^ (h0 >> 29);
 }
@@ -246,8 +268,8 @@ static void add_weights(struct stacktab *st, size_t i, const uint64_t *w)
 }
 
 static int add(struct stacktab *st, const uint64_t *key, unsigned nkey,
-	       uint32_t ev, int32_t pid, int32_t tid, uint64_t count, uint64_t period,
-	       const uint64_t *w)
+	       uint32_t ev, int32_t pid, int32_t tid, uint32_t comm, uint64_t count,
+	       uint64_t period, const uint64_t *w)
 {
 	uint64_t h;
 	size_t j;
@@ -259,7 +281,7 @@ static int add(struct stacktab *st, const uint64_t *key, unsigned nkey,
 	if (st->last) {
 		e = &st->e[st->last - 1];
 		if (e->nkey == nkey && e->ev == ev && e->pid == pid && e->tid == tid &&
-		    (!nkey || st->arena[e->key + nkey - 1] == key[nkey - 1]) &&
+		    e->comm == comm && (!nkey || st->arena[e->key + nkey - 1] == key[nkey - 1]) &&
 		    (nkey < 2 || st->arena[e->key + 1] == key[1]) &&
 		    same_key(st->arena + e->key, key, nkey)) {
 			e->count += count;
@@ -269,12 +291,12 @@ static int add(struct stacktab *st, const uint64_t *key, unsigned nkey,
 			goto done;
 		}
 	}
-	h = stack_hash(key, nkey, ev, pid, tid);
+	h = stack_hash(key, nkey, ev, pid, tid, comm);
 	j = h & (st->nslots - 1);
 	while (st->slots[j]) {
 		e = &st->e[st->slots[j] - 1];
 		if (e->hash == h && e->nkey == nkey && e->ev == ev &&
-		    e->pid == pid && e->tid == tid &&
+		    e->pid == pid && e->tid == tid && e->comm == comm &&
 		    same_key(st->arena + e->key, key, nkey)) {
 			e->count += count;
 			e->period += period;
@@ -319,6 +341,7 @@ static int add(struct stacktab *st, const uint64_t *key, unsigned nkey,
 	e->ev = ev;
 	e->pid = pid;
 	e->tid = tid;
+	e->comm = comm;
 	e->count = count;
 	e->period = period;
 	if (w && st->w)
@@ -363,6 +386,14 @@ int stacktab__add_stack_w(struct stacktab *st, const uint64_t *addrs, unsigned n
 			  unsigned nkernel, int32_t pid, int32_t tid, const char *event,
 			  uint64_t count, uint64_t period, const uint64_t *w)
 {
+	return stacktab__add_stack_cw(st, addrs, nr, nkernel, pid, tid, 0, event, count,
+				      period, w);
+}
+
+int stacktab__add_stack_cw(struct stacktab *st, const uint64_t *addrs, unsigned nr,
+			   unsigned nkernel, int32_t pid, int32_t tid, uint32_t comm,
+			   const char *event, uint64_t count, uint64_t period, const uint64_t *w)
+{
 	uint64_t *key = st->scratch;
 	uint32_t ev;
 	int rc;
@@ -379,7 +410,10 @@ int stacktab__add_stack_w(struct stacktab *st, const uint64_t *addrs, unsigned n
 		if (!key)
 			return -ENOMEM;
 	}
-	rc = add(st, key, canonical(addrs, nr, nkernel, key), ev, pid, tid, count, period, w);
+	if (comm > st->ncobj)
+		comm = 0;
+	rc = add(st, key, canonical(addrs, nr, nkernel, key), ev, pid, tid, comm, count, period,
+		 w);
 	if (key != st->scratch)
 		free(key);
 	return rc;
@@ -409,7 +443,8 @@ static int add_sample(struct stacktab *st, const struct record *r, const struct 
 	const uint64_t *key;
 	uint64_t period, one[2];
 	unsigned nkey;
-	uint32_t ev;
+	uint32_t ev, comm = 0;
+	int rc;
 
 	if ((s->type & PERF_SAMPLE_CALLCHAIN) && s->nr_callchain && s->nr_callchain <= 65535) {
 		key = s->callchain;     /* 8-aligned in the record: used in place */
@@ -429,9 +464,12 @@ static int add_sample(struct stacktab *st, const struct record *r, const struct 
 		period = 1;
 	if (sample_event(st, r->evidx, t, &ev))
 		return -ENOMEM;
-	return add(st, key, nkey, ev,
-		   (s->type & PERF_SAMPLE_TID) ? (int32_t)s->pid : -1,
-		   (s->type & PERF_SAMPLE_TID) ? (int32_t)s->tid : -1, 1, period, NULL);
+	if (!(s->type & PERF_SAMPLE_TID))
+		return add(st, key, nkey, ev, -1, -1, 0, 1, period, NULL);
+	if (st->sample_comm &&
+	    (rc = st->sample_comm(st->sample_comm_arg, (int32_t)s->pid, (int32_t)s->tid, &comm)) < 0)
+		return rc;
+	return add(st, key, nkey, ev, (int32_t)s->pid, (int32_t)s->tid, comm, 1, period, NULL);
 }
 
 /* Fixed-size u64 fields a sample may have before its callchain, in order. */
@@ -447,8 +485,8 @@ int stacktab__add_sample_raw(struct stacktab *st, const struct evtab *t, const v
 	struct perf_event_header h;
 	uint64_t stype, nr, period = 1;
 	size_t tid_at = 0, period_at = 0, pos;
-	uint32_t pid = 0, tid = 0, ev;
-	int has_tid;
+	uint32_t pid = 0, tid = 0, ev, comm = 0;
+	int has_tid, rc;
 
 	if (len < sizeof h || ((uintptr_t)buf & 7) || !t || evtab__count(t) != 1)
 		return 0;
@@ -488,63 +526,159 @@ int stacktab__add_sample_raw(struct stacktab *st, const struct evtab *t, const v
 		period = a->sample_period;
 	if (sample_event(st, 0, t, &ev))
 		return -ENOMEM;
+	if (has_tid && st->sample_comm &&
+	    (rc = st->sample_comm(st->sample_comm_arg, (int32_t)pid, (int32_t)tid, &comm)) < 0)
+		return rc;
 	if (add(st, (const uint64_t *)(const void *)(p + pos), (unsigned)nr, ev,
-		has_tid ? (int32_t)pid : -1, has_tid ? (int32_t)tid : -1, 1, period, NULL))
+		has_tid ? (int32_t)pid : -1, has_tid ? (int32_t)tid : -1, comm, 1, period, NULL))
 		return -ENOMEM;
 	return 1;
 }
 
-int stacktab__set_comm(struct stacktab *st, int32_t pid, const char *comm)
+static int commmap_set(struct st_commmap *m, int32_t pid, const char *comm)
 {
 	size_t j;
 	char *c;
 
-	if ((st->ncomms + 1) * 2 > st->comm_slots) {
-		size_t n = st->comm_slots ? st->comm_slots * 2 : 64, i;
+	if ((m->n + 1) * 2 > m->nslots) {
+		size_t n = m->nslots ? m->nslots * 2 : 64, i;
 		struct st_comm *s = calloc(n, sizeof *s);
 		if (!s)
 			return -ENOMEM;
-		for (i = 0; i < st->comm_slots; i++) {
-			if (!st->comms[i].comm)
+		for (i = 0; i < m->nslots; i++) {
+			if (!m->slots[i].comm)
 				continue;
-			j = (size_t)(uint32_t)st->comms[i].pid * 2654435761u & (n - 1);
+			j = (size_t)(uint32_t)m->slots[i].pid * 2654435761u & (n - 1);
 			while (s[j].comm)
 				j = (j + 1) & (n - 1);
-			s[j] = st->comms[i];
+			s[j] = m->slots[i];
 		}
-		free(st->comms);
-		st->comms = s;
-		st->comm_slots = n;
+		free(m->slots);
+		m->slots = s;
+		m->nslots = n;
 	}
-	j = (size_t)(uint32_t)pid * 2654435761u & (st->comm_slots - 1);
-	while (st->comms[j].comm && st->comms[j].pid != pid)
-		j = (j + 1) & (st->comm_slots - 1);
-	if (st->comms[j].comm && !strcmp(st->comms[j].comm, comm))
+	j = (size_t)(uint32_t)pid * 2654435761u & (m->nslots - 1);
+	while (m->slots[j].comm && m->slots[j].pid != pid)
+		j = (j + 1) & (m->nslots - 1);
+	if (m->slots[j].comm && !strcmp(m->slots[j].comm, comm))
 		return 0;
 	c = strdup(comm);
 	if (!c)
 		return -ENOMEM;
-	if (!st->comms[j].comm)
-		st->ncomms++;
-	free(st->comms[j].comm);
-	st->comms[j].pid = pid;
-	st->comms[j].comm = c;
+	if (!m->slots[j].comm)
+		m->n++;
+	free(m->slots[j].comm);
+	m->slots[j].pid = pid;
+	m->slots[j].comm = c;
 	return 0;
+}
+
+static const char *commmap_get(const struct st_commmap *m, int32_t pid)
+{
+	size_t j;
+
+	if (!m->nslots)
+		return NULL;
+	j = (size_t)(uint32_t)pid * 2654435761u & (m->nslots - 1);
+	while (m->slots[j].comm) {
+		if (m->slots[j].pid == pid)
+			return m->slots[j].comm;
+		j = (j + 1) & (m->nslots - 1);
+	}
+	return NULL;
+}
+
+int stacktab__set_comm(struct stacktab *st, int32_t pid, const char *comm)
+{
+	return commmap_set(&st->comms, pid, comm);
 }
 
 const char *stacktab__comm(const struct stacktab *st, int32_t pid)
 {
-	size_t j;
+	return commmap_get(&st->comms, pid);
+}
 
-	if (!st->comm_slots)
-		return NULL;
-	j = (size_t)(uint32_t)pid * 2654435761u & (st->comm_slots - 1);
-	while (st->comms[j].comm) {
-		if (st->comms[j].pid == pid)
-			return st->comms[j].comm;
-		j = (j + 1) & (st->comm_slots - 1);
+int stacktab__set_thread_comm(struct stacktab *st, int32_t tid, const char *comm)
+{
+	return commmap_set(&st->thread_comms, tid, comm);
+}
+
+const char *stacktab__thread_comm(const struct stacktab *st, int32_t tid)
+{
+	return commmap_get(&st->thread_comms, tid);
+}
+
+/* The name index of a name (a named frame's index). */
+static int name_index(struct stacktab *st, const char *name, uint32_t *out)
+{
+	uint64_t frame;
+	int rc = stacktab__intern(st, name, &frame);
+
+	if (rc == 0)
+		*out = (uint32_t)(frame & ~STACKTAB_NAMED_MASK);
+	return rc;
+}
+
+int stacktab__comm_new(struct stacktab *st, const char *name, uint32_t *id)
+{
+	uint32_t ni = 0;
+	int rc;
+
+	if (st->ncobj >= UINT32_MAX - 1)
+		return -ENOMEM;
+	if (st->ncobj == st->cobj_cap) {
+		uint32_t cap = st->cobj_cap ? st->cobj_cap * 2 : 64;
+		uint32_t *c = realloc(st->cobj, cap * sizeof *c);
+		if (!c)
+			return -ENOMEM;
+		st->cobj = c;
+		st->cobj_cap = cap;
 	}
-	return NULL;
+	if ((rc = name_index(st, name, &ni)) < 0)
+		return rc;
+	st->cobj[st->ncobj++] = ni;
+	*id = st->ncobj;
+	return 0;
+}
+
+int stacktab__comm_rename(struct stacktab *st, uint32_t id, const char *name)
+{
+	if (id == 0 || id > st->ncobj)
+		return -EINVAL;
+	return name_index(st, name, &st->cobj[id - 1]);
+}
+
+const char *stacktab__comm_name(const struct stacktab *st, uint32_t id)
+{
+	if (id == 0 || id > st->ncobj)
+		return NULL;
+	return st->names[st->cobj[id - 1]];
+}
+
+/* One comm object per name for stacks that come with a name (merges, Lua):
+ * the newest object of that name, else a new one. */
+int stacktab__comm_intern(struct stacktab *st, const char *name, uint32_t *id)
+{
+	uint32_t ni = 0, i;
+	int rc;
+
+	if ((rc = name_index(st, name, &ni)) < 0)
+		return rc;
+	for (i = st->ncobj; i > 0; i--)
+		if (st->cobj[i - 1] == ni) {
+			*id = i;
+			return 0;
+		}
+	return stacktab__comm_new(st, name, id);
+}
+
+void stacktab__set_sample_comm(struct stacktab *st,
+			       int (*fn)(void *arg, int32_t pid, int32_t tid, uint32_t *comm),
+			       void *arg)
+{
+	st->sample_comm = fn;
+	st->sample_comm_arg = arg;
+	st->last = 0;
 }
 
 int stacktab__add_record(struct stacktab *st, const struct record *r, const struct evtab *t)
@@ -624,6 +758,7 @@ static int remap_names(struct stacktab *dst, const struct stacktab *src,
 int stacktab__merge(struct stacktab *dst, const struct stacktab *src)
 {
 	uint64_t w[STACKTAB_MAX_WEIGHTS], *key = NULL;
+	uint32_t *cmap = NULL;
 	int wmap[STACKTAB_MAX_WEIGHTS] = { 0 };
 	size_t i, keycap = 0;
 	unsigned k;
@@ -632,6 +767,10 @@ int stacktab__merge(struct stacktab *dst, const struct stacktab *src)
 	for (k = 0; k < src->nweights; k++)
 		if ((wmap[k] = stacktab__weight(dst, src->wnames[k])) < 0)
 			return wmap[k];
+	/* src's comm objects -> dst's, by name (0: not mapped yet) */
+	if (src->ncobj && !(cmap = calloc(src->ncobj, sizeof *cmap)))
+		return -ENOMEM;
+	dst->last = 0;
 	for (i = 0; i < src->nr && !rc; i++) {
 		const struct st_entry *e = &src->e[i];
 		const uint64_t *ekey = src->arena + e->key;
@@ -654,16 +793,26 @@ int stacktab__merge(struct stacktab *dst, const struct stacktab *src)
 		for (k = 0; src->w && k < src->nweights; k++)
 			w[wmap[k]] = src->w[i * STACKTAB_MAX_WEIGHTS + k];
 		rc = event_index(dst, src->events[e->ev], &ev);
+		if (!rc && e->comm && !cmap[e->comm - 1])
+			rc = stacktab__comm_intern(dst, stacktab__comm_name(src, e->comm),
+						   &cmap[e->comm - 1]);
 		if (!rc)
-			rc = add(dst, ekey, e->nkey, ev, e->pid, e->tid, e->count, e->period,
+			rc = add(dst, ekey, e->nkey, ev, e->pid, e->tid,
+				 e->comm ? cmap[e->comm - 1] : 0, e->count, e->period,
 				 src->nweights ? w : NULL);
 	}
 	free(key);
+	free(cmap);
 	if (rc)
 		return rc;
-	for (i = 0; i < src->comm_slots; i++)
-		if (src->comms[i].comm &&
-		    (rc = stacktab__set_comm(dst, src->comms[i].pid, src->comms[i].comm)))
+	for (i = 0; i < src->comms.nslots; i++)
+		if (src->comms.slots[i].comm &&
+		    (rc = stacktab__set_comm(dst, src->comms.slots[i].pid, src->comms.slots[i].comm)))
+			return rc;
+	for (i = 0; i < src->thread_comms.nslots; i++)
+		if (src->thread_comms.slots[i].comm &&
+		    (rc = stacktab__set_thread_comm(dst, src->thread_comms.slots[i].pid,
+						    src->thread_comms.slots[i].comm)))
 			return rc;
 	dst->meta.lost += src->meta.lost;
 	dst->meta.throttled += src->meta.throttled;
@@ -686,6 +835,7 @@ void stacktab__get(const struct stacktab *st, size_t i, struct stacktab_entry *o
 	out->nkernel = e->nkernel;
 	out->pid = e->pid;
 	out->tid = e->tid;
+	out->comm = stacktab__comm_name(st, e->comm);
 	out->event = st->events[e->ev];
 	out->count = e->count;
 	out->period = e->period;

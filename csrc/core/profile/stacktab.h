@@ -4,6 +4,12 @@
  * hot path of every report: no allocation per sample once a stack is known,
  * no Lua.  Also keeps the last COMM seen per pid, and lost/throttle counts.
  *
+ * A stack may also be keyed by a comm object: the name a thread had when
+ * the sample was taken (perf's struct comm), so one stack seen under two
+ * names is two entries.  A comm object can be renamed (perf overrides a
+ * thread's default ":TID" name in place when its first COMM comes), which
+ * renames every stack keyed by it.
+ *
  * Addresses are stored leaf first (the kernel's order: addrs[0] is the
  * sampled ip), with the number of leading kernel addresses.  A frame may
  * also be a name (a Lua function, a VM state, "[unknown]"), interned in
@@ -38,6 +44,7 @@ struct stacktab_entry {
 	const uint64_t *addrs;      /* nr frames, leaf first (addresses or named) */
 	unsigned nr, nkernel;       /* nkernel: leading kernel addresses */
 	int32_t pid, tid;
+	const char *comm;           /* the sample's command name, or NULL */
 	const char *event;          /* the event's name ("" when unknown) */
 	uint64_t count, period;
 	const uint64_t *weights;    /* stacktab__nweights values, or NULL when none */
@@ -68,6 +75,31 @@ int stacktab__add_stack(struct stacktab *st, const uint64_t *addrs, unsigned nr,
 int stacktab__add_stack_w(struct stacktab *st, const uint64_t *addrs, unsigned nr,
 			  unsigned nkernel, int32_t pid, int32_t tid, const char *event,
 			  uint64_t count, uint64_t period, const uint64_t *w);
+
+/* The same keyed by comm (a comm object of st, 0 for none). */
+int stacktab__add_stack_cw(struct stacktab *st, const uint64_t *addrs, unsigned nr,
+			   unsigned nkernel, int32_t pid, int32_t tid, uint32_t comm,
+			   const char *event, uint64_t count, uint64_t period, const uint64_t *w);
+
+/*
+ * Comm objects (ids from 1; 0 is none).  comm_new makes one; comm_rename
+ * renames one, and so every stack keyed by it; comm_intern returns the
+ * newest of that name, or a new one.  0 or -ENOMEM (-EINVAL: no such id).
+ */
+int stacktab__comm_new(struct stacktab *st, const char *name, uint32_t *id);
+int stacktab__comm_rename(struct stacktab *st, uint32_t id, const char *name);
+int stacktab__comm_intern(struct stacktab *st, const char *name, uint32_t *id);
+const char *stacktab__comm_name(const struct stacktab *st, uint32_t id);
+
+/*
+ * The comm object each sample that add_record and add_sample_raw add from
+ * now on is keyed by: fn(arg, pid, tid, &comm) is asked for every sample
+ * with a TID (0 or -errno, which the add returns).  NULL: none (the
+ * default).  The caller keeps arg alive until it unsets fn.
+ */
+void stacktab__set_sample_comm(struct stacktab *st,
+			       int (*fn)(void *arg, int32_t pid, int32_t tid, uint32_t *comm),
+			       void *arg);
 
 /*
  * Adds a decoded record: a SAMPLE adds its stack (callchain with context
@@ -111,6 +143,9 @@ void stacktab__get(const struct stacktab *st, size_t i, struct stacktab_entry *e
 /* The last COMM seen for pid, or NULL. */
 const char *stacktab__comm(const struct stacktab *st, int32_t pid);
 int stacktab__set_comm(struct stacktab *st, int32_t pid, const char *comm);
+/* A thread's name at the end of the input (perf's Pid:Command column), or NULL. */
+const char *stacktab__thread_comm(const struct stacktab *st, int32_t tid);
+int stacktab__set_thread_comm(struct stacktab *st, int32_t tid, const char *comm);
 
 struct stacktab_meta {
 	uint64_t samples, period;    /* totals over all stacks */

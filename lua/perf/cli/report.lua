@@ -7,7 +7,9 @@ usage: luaperf report [-i perf.data|file.folded] [options]
 
   -i FILE                input (default perf.data)
   -s, --sort KEYS        comma-separated: sym, dso, comm, pid, tid, cpu
-                         (default comm,dso,sym)
+                         (default comm,dso,sym); comm is the name the
+                         thread had at each sample; pid, as perf's, is one
+                         row per thread, "TID:its last name" (tid too)
   --children             overhead includes callees (default with call chains)
   --no-children          self overhead only
   --percent-limit P      hide rows under P percent
@@ -18,6 +20,9 @@ usage: luaperf report [-i perf.data|file.folded] [options]
   --comm NAME, --pid N, --tid N, --dso PATTERN, --symbol PATTERN
                          only samples of that command, process, thread,
                          object or leaf symbol (Lua patterns)
+  --percentage absolute|relative
+                         percentages of every sample (default, as perf) or
+                         of the samples the filters keep
   -e, --event NAME       the event to report when the file has several
                          (default: the first recorded)
   --symfs DIR            read the recorded objects under DIR (DIR/usr/bin/foo),
@@ -37,7 +42,8 @@ local function parse(args)
     ["--percent-limit"] = "percent_limit", ["-n"] = "n", ["--comm"] = "comm",
     ["--pid"] = "pid", ["--tid"] = "tid", ["--dso"] = "dso", ["--symbol"] = "symbol",
     ["--weight"] = "weight", ["-e"] = "event", ["--event"] = "event",
-    ["--kallsyms"] = "kallsyms", ["--vmlinux"] = "vmlinux", ["--symfs"] = "symfs" }
+    ["--kallsyms"] = "kallsyms", ["--vmlinux"] = "vmlinux", ["--symfs"] = "symfs",
+    ["--percentage"] = "percentage" }
   local flags = { ["--children"] = { "children", true }, ["--no-children"] = { "children", false },
     ["-g"] = { "graph", true }, ["--call-graph"] = { "graph", true },
     ["--no-call-graph"] = { "graph", false }, ["--stdio"] = { "stdio", true },
@@ -53,6 +59,10 @@ local function parse(args)
   end
   if o.weight ~= "samples" and o.weight ~= "period" then
     return nil, "--weight expects samples or period"
+  end
+  o.percentage = o.percentage or "absolute"
+  if o.percentage ~= "absolute" and o.percentage ~= "relative" then
+    return nil, "--percentage expects absolute or relative"
   end
   return o
 end
@@ -135,14 +145,17 @@ return function(args)
   local children = o.children
   if children == nil then children = has_chains end
 
-  local keys = {}
+  local keys, by = {}, {}
   for k in o.sort:gmatch("[^,%s]+") do
     if k == "symbol" then k = "sym" end
     if k == "shared_object" then k = "dso" end
     keys[#keys + 1] = k
+    -- perf's "pid" is the thread: one row per tid
+    by[#by + 1] = (k == "pid" or k == "tid") and "thread" or k
   end
-  local ok, rows = pcall(report.top, list, { by = keys, children = children, weight = o.weight,
-    comm = o.comm, pid = o.pid, tid = o.tid, dso = o.dso, sym = o.symbol })
+  local ok, rows = pcall(report.top, list, { by = by, children = children, weight = o.weight,
+    comm = o.comm, pid = o.pid, tid = o.tid, dso = o.dso, sym = o.symbol,
+    percentage = o.percentage })
   if not ok then
     -- a bad --sort key or filter: a usage error
     io.stderr:write("luaperf report: ", (tostring(rows):gsub("^[^:]*:%d+: ", "")), "\n")
@@ -176,8 +189,8 @@ return function(args)
     comm = function(r) return r.comm or "[unknown]" end,
     dso = function(r) return r.dso or "[unknown]" end,
     sym = function(r) return (r.kind == "kernel" and "[k] " or "[.] ") .. (r.sym or "[unknown]") end,
-    pid = function(r) return string.format("%7d:%s", r.pid or -1, r.comm or "[unknown]") end,
-    tid = function(r) return string.format("%7d:%s", r.tid or -1, r.comm or "[unknown]") end,
+    pid = function(r) return string.format("%7d:%s", r.tid or -1, r.thread_comm or r.comm or "[unknown]") end,
+    tid = function(r) return string.format("%7d:%s", r.tid or -1, r.thread_comm or r.comm or "[unknown]") end,
     cpu = function(r) return string.format("%03d", r.cpu or -1) end,
   }
   for _, k in ipairs(keys) do
@@ -223,7 +236,8 @@ return function(args)
     if o.graph and r.symkey then
       local tree = report.callgraph(list, r, { children = children, weight = o.weight,
         comm = o.comm, pid = o.pid, tid = o.tid })
-      print_graph(out, tree, rows.total, o.percent_limit or 0.5)
+      print_graph(out, tree, o.percentage == "absolute" and rows.all or rows.total,
+        o.percent_limit or 0.5)
     end
   end
   put("")
