@@ -330,14 +330,63 @@ function M.is_dwarf(src, opts)
   return false
 end
 
+-- Threads and their names, by perf's rules (csrc/core/profile/threads.h,
+-- which the C profiles use): records in time order; a sample takes its
+-- thread's current name, a comm object { name=, id= } that the thread's
+-- first COMM renames in place (":TID" until then); FORK gives a new thread
+-- its parent's name; tid 0 is "swapper".
+function M.threads()
+  local T = { by_tid = {} }
+  local nid = 0
+  local function cobj(name) nid = nid + 1; return { name = name, id = nid } end
+  local function findnew(pid, tid)
+    local t = T.by_tid[tid]
+    if not t then
+      t = { pid = pid, tid = tid }
+      T.by_tid[tid] = t
+    elseif t.pid == -1 then
+      t.pid = pid
+    end
+    return t
+  end
+  local function set_comm(t, name)
+    if not t.named and t.comm then t.comm.name = name else t.comm = cobj(name) end
+    t.named = true
+  end
+  set_comm(findnew(0, 0), "swapper")
+  function T.feed(rec)
+    if rec.type == "COMM" then
+      set_comm(findnew(rec.pid, rec.tid), rec.comm or "")
+    elseif rec.type == "FORK" and rec.tid then
+      local parent = findnew(rec.ppid, rec.ptid)
+      if parent.pid ~= rec.ppid then parent = { pid = rec.ppid, tid = rec.ptid }; T.by_tid[rec.ptid] = parent end
+      local t = { pid = rec.pid, tid = rec.tid }
+      T.by_tid[rec.tid] = t
+      if parent.named then set_comm(t, parent.comm.name) end
+    end
+  end
+  -- the comm object a sample of (pid, tid) takes
+  function T.sample(pid, tid)
+    local t = findnew(pid, tid)
+    if not t.comm then t.comm = cobj(":" .. tostring(tid)) end
+    return t.comm
+  end
+  function T.last(tid)
+    local t = T.by_tid[tid]
+    return t and t.comm and t.comm.name or nil
+  end
+  return T
+end
+
 -- Entries (for M.build) from a source of records (a perf.data file or a
 -- session: anything with :records()).  Feeds the symbolizer with the
 -- mapping records on the way.  per_sample: one entry per sample, in time
 -- order, neighbours with the same thread and stack merged (flame charts,
--- speedscope); otherwise one entry per unique (pid, tid, stack).
+-- speedscope); otherwise one entry per unique (pid, tid, comm, stack).
+-- Each sample is named as its thread was then (M.threads).
 function M.from_records(src, sym, opts)
   opts = opts or {}
-  local comms = {}
+  local threads = M.threads()
   local lost, throttled = 0, 0
   local ents, index = {}, {}
   local last, lastkey
@@ -371,8 +420,9 @@ function M.from_records(src, sym, opts)
       elseif rec.unwind and rec.unwind.truncated then
         addrs[#addrs + 1] = M.TRUNCATED_ADDR
       end
+      local comm = rec.tid and threads.sample(rec.pid or -1, rec.tid)
       local key = tostring(rec.pid) .. ":" .. tostring(rec.tid) .. ":" ..
-        tostring(rec.event) .. ":" .. table.concat(addrs, ",")
+        (comm and comm.id or "") .. ":" .. tostring(rec.event) .. ":" .. table.concat(addrs, ",")
       local period = rec.period or 1
       local e
       if opts.per_sample then
@@ -385,19 +435,23 @@ function M.from_records(src, sym, opts)
         e.period = e.period + period
       else
         e = { addrs = addrs, kernel = nk, count = 1, period = period, pid = rec.pid,
-          tid = rec.tid, cpu = rec.cpu, time = rec.time, comm = comms[rec.tid] or comms[rec.pid],
-          event = rec.event }
+          tid = rec.tid, cpu = rec.cpu, time = rec.time, cobj = comm, event = rec.event }
         ents[#ents + 1] = e
         index[key] = e
       end
       last, lastkey = e, key
     else
-      if t == "COMM" then comms[rec.tid or rec.pid] = rec.comm end
+      if t == "COMM" or t == "FORK" then threads.feed(rec) end
       if sym and feeds[t] then sym:feed(rec) end
       if t == "LOST" then lost = lost + (tonumber(rec.lost) or 0)
       elseif t == "LOST_SAMPLES" then lost = lost + (tonumber(rec.lost) or 0)
       elseif t == "THROTTLE" then throttled = throttled + 1 end
     end
+  end
+  -- names now: a first COMM renames the samples its thread had before it
+  for _, e in ipairs(ents) do
+    if e.cobj then e.comm = e.cobj.name; e.cobj = nil end
+    if e.tid then e.thread_comm = threads.last(e.tid) end
   end
   local i = 0
   local list = M.build(function() i = i + 1; return ents[i] end,
