@@ -297,9 +297,25 @@ end
 
 -- Stack list of a profile (perf.core Profile userdata: p:stacks() yields
 -- the unique stacks with their counts) and a symbolizer (optional).
+-- opts.frames = false: no frames at all (frames = {}, depth = the stack's
+-- length), for reports keyed by comm, pid, tid or cpu alone.
 function M.from_profile(p, sym, opts)
   opts = opts or {}
-  local list = M.build(p:stacks(), sym and M.resolver(sym, opts) or nil, opts)
+  local list
+  if opts.frames == false then
+    list = { meta = { samples = 0, period = 0, lost = 0, throttled = 0 } }
+    local empty = {}
+    for e in p:stacks() do
+      local count = e.count or 1
+      list[#list + 1] = { frames = empty, depth = #e.addrs, count = count,
+        period = e.period or count, comm = e.comm, pid = e.pid, tid = e.tid,
+        event = e.event, weights = e.weights, thread_comm = e.thread_comm }
+      list.meta.samples = list.meta.samples + count
+      list.meta.period = list.meta.period + (e.period or count)
+    end
+  else
+    list = M.build(p:stacks(), sym and M.resolver(sym, opts) or nil, opts)
+  end
   local meta = list.meta
   if p.meta then
     local pm = p:meta()
@@ -536,19 +552,22 @@ local function take_warnings(sym, list)
 end
 
 -- A stack list from a perf.data file, through perf.open (the C reader):
--- its profile (aggregated in C) and a symbolizer fed from its records.
+-- its profile (aggregated in C) and a symbolizer fed from its records
+-- (none with opts.symbols = false).
 function M.from_perf_data(path, opts)
   opts = opts or {}
   local perf = require "perf"
   if not perf.open then return nil, "this build cannot read perf.data (no perf.open)" end
-  -- Per-sample lists need time order; aggregation reads the file as it
-  -- lies (time ordering costs a queue), except to unwind DWARF samples,
-  -- which need the maps before the samples (f:profile reads those ordered).
+  -- Per-sample lists need time order; f:profile reads the file in time
+  -- order itself (a sample is named as its thread was then; DWARF samples
+  -- need the maps before them).
   local f, err = perf.open(path, { unordered = not opts.per_sample })
   if not f then return nil, err end
   local dwarf = M.is_dwarf(f)
   local sym
-  if perf.symbolizer then
+  -- symbols = false: frames stay addresses; frames = false: none (reports
+  -- keyed by comm, pid...)
+  if perf.symbolizer and opts.symbols ~= false and opts.frames ~= false then
     local serr
     sym, serr = M.file_symbolizer(f, opts)
     if not sym then f:close(); return nil, serr end

@@ -128,8 +128,14 @@ return function(args)
   if o.help then io.stdout:write(usage); return 0 end
   local stacks = require "perf.stacks"
   local report = require "perf.report"
+  -- rows keyed by comm, pid or tid alone need no frames (perf too resolves
+  -- only what its sort keys show)
+  local frames = o.graph or o.dso or o.symbol or false
+  for k in o.sort:gmatch("[^,%s]+") do
+    if k ~= "comm" and k ~= "pid" and k ~= "tid" then frames = true end
+  end
   local list, lerr = stacks.load(o.input, { event = o.event, kallsyms = o.kallsyms,
-    vmlinux = o.vmlinux, symfs = o.symfs })
+    vmlinux = o.vmlinux, symfs = o.symfs, frames = frames and true or false })
   if not list then
     io.stderr:write("luaperf report: ", lerr, "\n")
     return 1
@@ -140,7 +146,7 @@ return function(args)
   end
   local has_chains = false
   for _, s in ipairs(list) do
-    if #s.frames > 1 then has_chains = true; break end
+    if (s.depth or #s.frames) > 1 then has_chains = true; break end
   end
   local children = o.children
   if children == nil then children = has_chains end
