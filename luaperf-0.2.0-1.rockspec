@@ -53,6 +53,7 @@ build = {
             "csrc/core/perfdata/perfdata_write.c",
             "csrc/core/profile/perfdata_profile.c",
             "csrc/core/profile/stacktab.c",
+            "csrc/core/profile/threads.c",
             "csrc/core/record/evtab.c",
             "csrc/core/record/record.c",
             "csrc/core/sample/ring.c",
