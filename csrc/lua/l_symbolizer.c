@@ -168,11 +168,6 @@ static int feed_table(lua_State *L, struct symbolizer *s, int t)
 		else
 			rc = symbolizer__add_map(s, (uint32_t)pid, start, len, pgoff, fn,
 						 nbid ? bid : NULL, nbid);
-	} else if (strcmp(type, "COMM") == 0) {
-		if (lperf_optfield_bool(L, t, "exec", 0))
-			rc = symbolizer__exec(s, (uint32_t)lperf_optfield_int(L, t, "pid", -1));
-		else
-			used = 0;
 	} else if (strcmp(type, "FORK") == 0) {
 		rc = symbolizer__fork(s, (uint32_t)lperf_optfield_int(L, t, "ppid", -1),
 				      (uint32_t)lperf_optfield_int(L, t, "pid", -1));

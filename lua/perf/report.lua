@@ -64,6 +64,8 @@ end
 local function sym_name(f)
   if f.name then return f.name end
   if f.rel then return stacks.hex(f.rel) end
+  -- perf's "%#.16llx": no 0x before a zero
+  if f.addr == 0 then return "0000000000000000" end
   if f.addr then return stacks.hex(f.addr) end
   return stacks.label(f)
 end
@@ -167,6 +169,27 @@ local function aggregate(list, opts)
     elseif stack_keys[k] then skeys[#skeys + 1] = stack_keys[k]
     else error("report: unknown sort key '" .. tostring(k) .. "' (sym, dso, comm, pid, tid, thread, cpu, vmstate)", 3) end
   end
+  local children = opts.children
+  -- an unnamed frame as a call chain entry shows it: by its raw address
+  local abscache = {}
+  local function absolute(f)
+    local a = abscache[f]
+    if not a then
+      a = setmetatable({ rel = false }, { __index = f })
+      abscache[f] = a
+    end
+    return a
+  end
+  local levels = { kernel = {}, user = {} }
+  local function as_level(f, kind)
+    local c = levels[kind] or levels.user
+    local v = c[f]
+    if not v then
+      v = setmetatable({ kind = kind }, { __index = f })
+      c[f] = v
+    end
+    return v
+  end
   local fkcache = {}
   local function fkey(f)
     local k = fkcache[f]
@@ -192,10 +215,39 @@ local function aggregate(list, opts)
       elseif nf > 0 then
         -- self: the leaf; total: every distinct key on the stack, once
         local seen = {}
+        local frames = s.frames
+        if children then
+          -- perf 6.1 walks the chain root first in children mode, and an
+          -- entry without a map keeps the [k]/[.] of the one before it (the
+          -- sample's own, by its cpumode, before the first)
+          local level, view = frames[nf].kind, nil
+          for i = 1, nf do
+            local f = frames[i]
+            if f.dso and f.dso ~= "[unknown]" then
+              level = f.kind
+            elseif f.kind ~= level and f.kind ~= "lua" and i < nf then
+              view = view or { table.unpack(frames, 1, nf) }
+              view[i] = as_level(f, level)
+            end
+          end
+          frames = view or frames
+        end
         for i = nf, 1, -1 do
-          local f = s.frames[i]
+          local f = frames[i]
           local key = fkey(f) .. sk
-          if not seen[key] then
+          if children and f.rel then
+            -- perf 6.1 keys the sample's own entry of an unnamed frame by its
+            -- address in the object, and the call chain's entries by the raw
+            -- address: in children mode the leaf is counted under both
+            local a = absolute(f)
+            local akey = fkey(a) .. sk
+            if not seen[akey] then
+              seen[akey] = true
+              local r = row(akey, s, a)
+              r.total = r.total + w
+            end
+          end
+          if (i == nf or not (children and f.rel)) and not seen[key] then
             seen[key] = true
             local r = row(key, s, f)
             r.total = r.total + w

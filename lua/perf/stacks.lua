@@ -132,6 +132,9 @@ end
 -- (M.resolver) or nil (unsymbolized).  A string in addrs is a named frame.
 -- Every unique address of an address space is resolved once, in one
 -- batch per space.  opts.inline: expand inline chains into frames.
+-- opts.truncated_marks: a root at M.TRUNCATED_ADDR marks a DWARF unwind
+-- that ran off the captured stack (elsewhere 0x1 is an address: a junk
+-- word of a frame-pointer walk, as perf prints it).
 function M.build(entries, resolver, opts)
   opts = opts or {}
   local ents = {}
@@ -180,7 +183,7 @@ function M.build(entries, resolver, opts)
     for i, a in ipairs(sp.addrs) do
       local r = results[i] or nil
       local f = make_frame(r, a, sp.kernel)
-      if not sp.kernel and a == M.TRUNCATED_ADDR then
+      if not sp.kernel and a == M.TRUNCATED_ADDR and opts.truncated_marks then
         f.name = M.TRUNCATED_NAME
       elseif not r and resolver and (resolver.map or resolver.dso) then
         local m = resolver.map and resolver.map(sp.pid, a, sp.kernel)
@@ -403,7 +406,7 @@ end
 function M.from_records(src, sym, opts)
   opts = opts or {}
   local threads = M.threads()
-  local lost, throttled = 0, 0
+  local lost, throttled, marks = 0, 0, false
   local ents, index = {}, {}
   local last, lastkey
   local feeds = { MMAP = true, MMAP2 = true, FORK = true, EXIT = true, COMM = true }
@@ -435,6 +438,7 @@ function M.from_records(src, sym, opts)
         nk = (rec.cpumode == "kernel") and 1 or 0
       elseif rec.unwind and rec.unwind.truncated then
         addrs[#addrs + 1] = M.TRUNCATED_ADDR
+        marks = true
       end
       local comm = rec.tid and threads.sample(rec.pid or -1, rec.tid)
       local key = tostring(rec.pid) .. ":" .. tostring(rec.tid) .. ":" ..
@@ -470,8 +474,10 @@ function M.from_records(src, sym, opts)
     if e.tid then e.thread_comm = threads.last(e.tid) end
   end
   local i = 0
+  local bopts = opts
+  if marks then bopts = setmetatable({ truncated_marks = true }, { __index = opts }) end
   local list = M.build(function() i = i + 1; return ents[i] end,
-    sym and M.resolver(sym, opts) or nil, opts)
+    sym and M.resolver(sym, opts) or nil, bopts)
   list.meta.lost, list.meta.throttled = lost, throttled
   return list
 end
@@ -580,7 +586,7 @@ function M.from_perf_data(path, opts)
     -- at the time, feeds sym the maps
     local p, info = f:profile{ symbolizer = sym, mark_truncated = true }
     if not p then f:close(); return nil, info end
-    list = M.from_profile(p, sym, opts)
+    list = M.from_profile(p, sym, setmetatable({ truncated_marks = true }, { __index = opts }))
     if type(info) == "table" and (tonumber(info.truncated) or 0) > 0 then
       list.meta.warnings = list.meta.warnings or {}
       table.insert(list.meta.warnings, string.format(

@@ -273,15 +273,6 @@ int symbolizer__fork(struct symbolizer *s, uint32_t ppid, uint32_t pid)
 	return addrspace__copy(child, parent);
 }
 
-int symbolizer__exec(struct symbolizer *s, uint32_t pid)
-{
-	struct addrspace *as = addrspaces__get(&s->as, pid, 0);
-
-	if (as != NULL)
-		addrspace__clear(as);
-	return 0;
-}
-
 int symbolizer__feed(struct symbolizer *s, const struct record *r)
 {
 	switch (r->type) {
@@ -307,8 +298,10 @@ int symbolizer__feed(struct symbolizer *s, const struct record *r)
 					   r->u.mmap.pgoff, r->u.mmap.filename, bid, bid_size);
 	}
 	case PERF_RECORD_COMM:
-		if (r->misc & PERF_RECORD_MISC_COMM_EXEC)
-			return symbolizer__exec(s, r->u.comm.pid);
+		/* An exec keeps the maps, as perf's do: the new image's MMAP
+		 * records replace what they overlap, and a sample taken during
+		 * the exec (after its COMM, before it returns) still has the old
+		 * image's user stack. */
 		return 0;
 	case PERF_RECORD_FORK:
 		return symbolizer__fork(s, r->u.task.ppid, r->u.task.pid);

@@ -54,8 +54,6 @@ int symbolizer__fork(struct symbolizer *sym, uint32_t ppid, uint32_t pid);
  * pgoff: where _text was) or a module's. */
 int symbolizer__feed_kernel_map(struct symbolizer *sym, uint64_t start, uint64_t len,
 				uint64_t pgoff, const char *filename);
-/* exec: forgets pid's maps (a new image follows). */
-int symbolizer__exec(struct symbolizer *sym, uint32_t pid);
 
 /*
  * The build id a recording saw for path (perf.data's HEADER_BUILD_ID).

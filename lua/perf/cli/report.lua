@@ -199,8 +199,20 @@ return function(args)
     tid = function(r) return string.format("%7d:%s", r.tid or -1, r.thread_comm or r.comm or "[unknown]") end,
     cpu = function(r) return string.format("%03d", r.cpu or -1) end,
   }
+  -- perf sizes the Command column by each thread's last name (its
+  -- thread__comm_len) and cuts every name to that width: a thread named
+  -- "pyenv-hooks" before it exec'd "bash" shows as "pyenv-ho" beside "python3"
+  local comm_cut = 0
+  for _, e in ipairs(list) do
+    local n = #(e.thread_comm or e.comm or "")
+    if n > comm_cut then comm_cut = n end
+  end
   for _, k in ipairs(keys) do
-    cols[#cols + 1] = { title = titles[k], get = getters[k] }
+    local c = { title = titles[k], get = getters[k] }
+    if k == "comm" and comm_cut > 0 then
+      c.get = function(r) return getters.comm(r):sub(1, comm_cut) end
+    end
+    cols[#cols + 1] = c
   end
   local limit = o.percent_limit or 0
   local shown = {}
