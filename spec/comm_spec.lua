@@ -9,57 +9,7 @@ local util = require "util"
 local perf = require "perf"
 local stacks = require "perf.stacks"
 
--- perf report --stdio rows (children mode or not): { [key columns] = { pcts } },
--- the key columns joined by "|", perf's padding dropped.
-local function rows_of(text)
-  local rows = {}
-  for line in text:gmatch("[^\n]+") do
-    if not line:match("^#") then
-      local pcts, rest = {}, line
-      while true do
-        local p, r = rest:match("^%s*([%d%.]+)%%(.*)$")
-        if not p then break end
-        pcts[#pcts + 1] = tonumber(p)
-        rest = r
-      end
-      if #pcts > 0 and rest:match("%S") then
-        local key = rest:gsub("^%s+", ""):gsub("%s+$", ""):gsub("%s%s+", "|")
-        -- perf's Pid:Command is "%7d:%s": no blank after the colon either side
-        key = key:gsub("(%d+):%s*", "%1:")
-        assert(rows[key] == nil, "duplicate row " .. key)
-        rows[key] = pcts
-      end
-    end
-  end
-  return rows
-end
-
--- Every row of one in the other, each percentage within 0.05 points.
-local function same_rows(ours, theirs)
-  local a, b = rows_of(ours), rows_of(theirs)
-  local n = 0
-  for k, v in pairs(b) do
-    n = n + 1
-    local w = a[k]
-    assert(w, "perf's row '" .. k .. "' missing from ours:\n" .. ours)
-    assert.equal(#v, #w, k)
-    for i = 1, #v do
-      assert(math.abs(v[i] - w[i]) <= 0.05, string.format("%s: %.2f%% vs perf's %.2f%%", k, w[i], v[i]))
-    end
-  end
-  for k in pairs(a) do
-    assert(b[k], "our row '" .. k .. "' is not perf's:\n" .. theirs)
-  end
-  return b, n
-end
-
-local function report_both(data, args)
-  local ours, ok = util.luaperf("report -i " .. data .. " --stdio " .. args)
-  assert(ok, ours)
-  local theirs, pok = util.perf("report -i " .. data .. " --stdio -g none " .. args .. " 2>/dev/null")
-  assert(pok, theirs)
-  return ours, theirs
-end
+local rows_of, same_rows, report_both = util.report_rows, util.same_report_rows, util.report_both
 
 -- perf script's samples per (comm, pid)
 local function script_counts(data)

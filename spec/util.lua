@@ -76,6 +76,69 @@ function M.lines(s)
   return t
 end
 
+-- perf report --stdio rows (children mode or not): { [key columns] = { pcts } },
+-- the key columns joined by "|", perf's padding dropped.
+function M.report_rows(text)
+  local rows = {}
+  for line in text:gmatch("[^\n]+") do
+    if not line:match("^#") then
+      local pcts, rest = {}, line
+      while true do
+        local p, r = rest:match("^%s*([%d%.]+)%%(.*)$")
+        if not p then break end
+        pcts[#pcts + 1] = tonumber(p)
+        rest = r
+      end
+      if #pcts > 0 and rest:match("%S") then
+        local key = rest:gsub("^%s+", ""):gsub("%s+$", ""):gsub("%s%s+", "|")
+        -- perf's Pid:Command is "%7d:%s": no blank after the colon either side
+        key = key:gsub("(%d+):%s*", "%1:")
+        -- rows that print alike (perf cuts commands to the column's width:
+        -- pyenv-version-file and pyenv-version-name) add up
+        local had = rows[key]
+        if had then
+          for i = 1, #pcts do pcts[i] = pcts[i] + (had[i] or 0) end
+        end
+        rows[key] = pcts
+      end
+    end
+  end
+  return rows
+end
+
+-- Every row of one in the other, each percentage within 0.05 points;
+-- skip(key), when given, leaves rows out of the comparison on both sides.
+function M.same_report_rows(ours, theirs, skip)
+  local a, b = M.report_rows(ours), M.report_rows(theirs)
+  if skip then
+    for k in pairs(a) do if skip(k) then a[k] = nil end end
+    for k in pairs(b) do if skip(k) then b[k] = nil end end
+  end
+  local n = 0
+  for k, v in pairs(b) do
+    n = n + 1
+    local w = a[k]
+    assert(w, "perf's row '" .. k .. "' missing from ours:\n" .. ours)
+    assert(#v == #w, k .. ": " .. #w .. " columns, perf has " .. #v)
+    for i = 1, #v do
+      assert(math.abs(v[i] - w[i]) <= 0.05, string.format("%s: %.2f%% vs perf's %.2f%%", k, w[i], v[i]))
+    end
+  end
+  for k in pairs(a) do
+    assert(b[k], "our row '" .. k .. "' is not perf's:\n" .. theirs)
+  end
+  return b, n
+end
+
+-- luaperf report and perf report of one file with the same arguments.
+function M.report_both(data, args)
+  local ours, ok = M.luaperf("report -i " .. data .. " --stdio " .. args)
+  assert(ok, ours)
+  local theirs, pok = M.perf("report -i " .. data .. " --stdio -g none " .. args .. " 2>/dev/null")
+  assert(pok, theirs)
+  return ours, theirs
+end
+
 -- A command line for a program that luaperf starts (record -- cmd): under
 -- the sanitizer build the preloaded runtime stays with luaperf, not with
 -- the program, so its samples are the program's own.

@@ -99,9 +99,11 @@ static void push_callchain(lua_State *L, const struct record_sample *s)
 {
 	uint64_t i, ctx = 0;
 	int n = 0, nk = 0, leading = 1;
+	/* perf discards a chain with a context it does not know */
+	uint64_t nr = record__callchain_usable(s->callchain, s->nr_callchain) ? s->nr_callchain : 0;
 
-	lua_createtable(L, (int)(s->nr_callchain < 256 ? s->nr_callchain : 256), 0);
-	for (i = 0; i < s->nr_callchain; i++) {
+	lua_createtable(L, (int)(nr < 256 ? nr : 256), 0);
+	for (i = 0; i < nr; i++) {
 		uint64_t a = at(s->callchain, i);
 		if (a >= (uint64_t)PERF_CONTEXT_MAX) {
 			ctx = a;

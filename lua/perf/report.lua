@@ -72,7 +72,12 @@ end
 M.sym_name = sym_name
 
 local function dso_name(f)
-  if f.dso and f.dso ~= "" then return stacks.basename(f.dso) end
+  if f.dso and f.dso ~= "" then
+    -- perf's short name of a JIT map (dsos.c: dso__set_basename)
+    local tid = f.dso:match("^/tmp/perf%-(%d+)%.map$")
+    if tid then return "[JIT] tid " .. tid end
+    return stacks.basename(f.dso)
+  end
   return "[unknown]"
 end
 M.dso_name = dso_name
@@ -226,7 +231,10 @@ local function aggregate(list, opts)
             if f.dso and f.dso ~= "[unknown]" then
               level = f.kind
             elseif f.kind ~= level and f.kind ~= "lua" and i < nf then
-              view = view or { table.unpack(frames, 1, nf) }
+              if not view then
+                view = {}
+                for j = 1, nf do view[j] = frames[j] end
+              end
               view[i] = as_level(f, level)
             end
           end

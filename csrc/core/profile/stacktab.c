@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "profile/stacktab.h"
+#include "record/record.h"
 
 struct st_entry {
 	uint64_t hash;
@@ -205,6 +206,9 @@ static unsigned strip(const uint64_t *cc, unsigned n, uint64_t *out, unsigned *n
 	unsigned i, nr = 0, nk = 0;
 	int kernel = 0, leading = 1;
 
+	/* perf discards a chain with a context it does not know: no frames */
+	if (!record__callchain_usable(cc, n))
+		n = 0;
 	for (i = 0; i < n; i++) {
 		uint64_t v = cc[i];
 		if (v >= (uint64_t)PERF_CONTEXT_MAX) {

@@ -14,6 +14,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <linux/perf_event.h>
 
 /* User-space record types perf writes into perf.data (tools/lib/perf/include/perf/event.h). */
@@ -141,5 +142,26 @@ struct record {
  */
 int record__decode(const struct evtab *t, const void *buf, size_t len,
 		   struct record *out, char *err, size_t errlen);
+
+/*
+ * A call chain perf would use: 0 when it holds a context marker perf does
+ * not know (a corrupt chain, seen in system-wide captures), which perf
+ * discards whole: no frames at all, not the chain less the marker.
+ */
+static inline int record__callchain_usable(const uint64_t *cc, uint64_t n)
+{
+	uint64_t i;
+
+	for (i = 0; i < n; i++) {
+		uint64_t v;
+		memcpy(&v, cc + i, sizeof v);     /* records need not be aligned */
+		if (v >= (uint64_t)PERF_CONTEXT_MAX && v != (uint64_t)PERF_CONTEXT_HV &&
+		    v != (uint64_t)PERF_CONTEXT_KERNEL && v != (uint64_t)PERF_CONTEXT_USER &&
+		    v != (uint64_t)PERF_CONTEXT_GUEST && v != (uint64_t)PERF_CONTEXT_GUEST_KERNEL &&
+		    v != (uint64_t)PERF_CONTEXT_GUEST_USER)
+			return 0;
+	}
+	return 1;
+}
 
 #endif

@@ -292,11 +292,11 @@ static int add_plt_symbols(struct dso *d, Elf *elf)
 				break;
 			info = r.r_info;
 		}
-		if (GELF_R_SYM(info) == 0 && is_rela) {
+		if (GELF_R_SYM(info) == 0) {
 			/* An IRELATIVE slot (an ifunc like memcpy) has no symbol:
-			 * perf names it by its resolver's address. */
-			len = snprintf(buf, sizeof(buf), "*ABS*+0x%llx@plt",
-				       (unsigned long long)ra.r_addend);
+			 * perf 6.1 takes the null symbol's empty name ("@plt";
+			 * later perfs print "*ABS*+0xADDEND@plt"). */
+			len = snprintf(buf, sizeof(buf), "@plt");
 		} else {
 			if (gelf_getsym(ddata, (int)GELF_R_SYM(info), &sym) == NULL)
 				continue;
