@@ -465,7 +465,9 @@ describe("perf.open on bad input", function()
     assert.is_true(n > 10, n .. " records")
     local w = f:warnings()
     assert.are.equal(2, #w)
-    assert.matches("^offset %d+: .* record of %d+ bytes runs past the end %(%d+ bytes left%): truncated file%?", w[2])
+    -- (the cut falls inside a record, or inside its 8-byte header)
+    assert.matches("^offset %d+: .*: truncated file%? records read up to there$", w[2])
+    assert.is_truthy(w[2]:find("runs past the end", 1, true) or w[2]:find("too few for a record header", 1, true))
     -- a second pass meets the same cut, not a new warning
     for _ in f:records() do end
     assert.are.equal(2, #f:warnings())
