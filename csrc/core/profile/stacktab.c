@@ -797,9 +797,14 @@ int stacktab__merge(struct stacktab *dst, const struct stacktab *src)
 		for (k = 0; src->w && k < src->nweights; k++)
 			w[wmap[k]] = src->w[i * STACKTAB_MAX_WEIGHTS + k];
 		rc = event_index(dst, src->events[e->ev], &ev);
-		if (!rc && e->comm && !cmap[e->comm - 1])
-			rc = stacktab__comm_intern(dst, stacktab__comm_name(src, e->comm),
-						   &cmap[e->comm - 1]);
+		if (!rc && e->comm) {
+			/* every entry's comm object is one of src's */
+			if (cmap == NULL || e->comm > src->ncobj)
+				rc = -EINVAL;
+			else if (!cmap[e->comm - 1])
+				rc = stacktab__comm_intern(dst, stacktab__comm_name(src, e->comm),
+							   &cmap[e->comm - 1]);
+		}
 		if (!rc)
 			rc = add(dst, ekey, e->nkey, ev, e->pid, e->tid,
 				 e->comm ? cmap[e->comm - 1] : 0, e->count, e->period,
