@@ -104,6 +104,14 @@ describe("perf.stat", function()
     assert.are.equal(3, #ev.values)
     local best = math.huge
     for _, v in ipairs(ev.values) do best = math.min(best, v) end
+    -- a loaded machine (a compiler beside us) can still leave 15% between
+    -- the fastest of 3: up to 4 more rounds, one run of each side in turn
+    for _ = 1, 4 do
+      if within(best, ref, 0.10) then break end
+      ref = math.min(ref, perf_csv("-e task-clock -- " .. pcmd(argv))["task-clock"].value * 1e6)
+      local one = assert(perf.stat{ events = { "task-clock" }, run = argv })
+      best = math.min(best, one.events["task-clock"].value)
+    end
     assert.is_true(within(best, ref, 0.10), ("luaperf %.0f ns, perf %.0f ns"):format(best, ref))
     assert.is_true(ev.stddev >= 0)
     assert.is_true(res.elapsed > 0 and res.elapsed_stddev >= 0)
