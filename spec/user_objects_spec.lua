@@ -150,7 +150,9 @@ describe("user objects of a recording", function()
       local list = assert(stacks.from_perf_data(%q))
       for _, w in ipairs(list.meta.warnings or {}) do print("W " .. w) end
     ]], data))
-    out = util.sh(string.format("HOME=%s %s %s/w.lua", util.q(home), util.lua, util.q(dir)))
+    -- (under make test-asan the child interpreter takes the sanitizer runtime first)
+    local pre = util.preload and ("LD_PRELOAD=" .. util.q(util.preload) .. " ") or ""
+    out = util.sh(string.format("%sHOME=%s %s %s/w.lua", pre, util.q(home), util.lua, util.q(dir)))
     util.sh(string.format("rm -rf %s/.debug && mv %s/debug.saved %s/.debug", util.q(home), util.q(dir), util.q(home)))
     assert.is_truthy(out:find("W " .. prog .. ": not symbolized", 1, true), out)
   end)
