@@ -51,6 +51,22 @@ describe("a mixed workload perf recorded", function()
 
   it("luaperf script prints what perf script prints", function() same_script(data) end)
   it("report rows by comm,pid and comm,dso,sym are perf report's", function() same_reports(data) end)
+
+  it("f:profile(), as the README shows it, names the functions perf report names", function()
+    local perf = require "perf"
+    local f = assert(perf.open(data))
+    local p = assert(f:profile())
+    local rows = p:top{ by = "sym" }
+    f:close()
+    local rep = util.perf("report -i " .. data .. " --stdio --no-children --sort sym -g none 2>/dev/null")
+    local named = 0
+    for i = 1, 5 do
+      local name = assert(rows[i]).sym
+      assert.truthy(rep:find("%] " .. name:gsub("%p", "%%%0") .. "\n"), name .. " is not in perf report")
+      if not name:match("^0x") then named = named + 1 end
+    end
+    assert.is_true(named >= 3, "only " .. named .. " of the top 5 named")
+  end)
 end)
 
 describe("a system-wide capture perf recorded", function()

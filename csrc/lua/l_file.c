@@ -816,7 +816,8 @@ static int comm_to_table(void *arg, uint32_t pid, uint32_t tid, const char *comm
 }
 
 /* f:profile{symbolizer=, comms=, mark_truncated=, thread_comms=} -> profile, info
- * (perfdata__profile: the core builds it) */
+ * (perfdata__profile: the core builds it).  Without a symbolizer, one made
+ * here serves the file (p:symbolizer()); symbolizer = false: none. */
 static int file_profile(lua_State *L)
 {
 	struct lfile *f = checkfile(L, 1);
@@ -829,13 +830,24 @@ static int file_profile(lua_State *L)
 
 	memset(&o, 0, sizeof o);
 	lua_settop(L, 2);
-	if (!lua_isnil(L, 2)) {
+	if (!lua_isnil(L, 2))
 		luaL_checktype(L, 2, LUA_TTABLE);
+	/* 3: the symbolizer: opts.symbolizer, none for false, else a new one,
+	 * so that the profile's reports name what the file's objects hold */
+	if (lua_isnil(L, 2))
+		lua_pushnil(L);
+	else
+		lua_getfield(L, 2, "symbolizer");
+	if (lua_isnil(L, 3)) {
+		lua_pop(L, 1);
+		if (!lperf_newsymbolizer(L))
+			return lperf_fail(L, "cannot create a symbolizer: out of memory", ENOMEM);
+	}
+	if (lua_toboolean(L, 3) && !(o.sym = lperf_tosymbolizer(L, 3)))
+		return luaL_error(L, "f:profile: symbolizer must be an open perf.symbolizer");
+	if (!lua_isnil(L, 2)) {
 		o.mark_truncated = lperf_optfield_bool(L, 2, "mark_truncated", 0);
 		o.no_thread_comms = !lperf_optfield_bool(L, 2, "thread_comms", 1);
-		lua_getfield(L, 2, "symbolizer");
-		if (!lua_isnil(L, -1) && !(o.sym = lperf_tosymbolizer(L, -1)))
-			return luaL_error(L, "f:profile: symbolizer must be an open perf.symbolizer");
 		lua_getfield(L, 2, "comms");
 		if (!lua_isnil(L, -1)) {
 			luaL_checktype(L, -1, LUA_TTABLE);
@@ -854,6 +866,8 @@ static int file_profile(lua_State *L)
 	e = perfdata__profile(f->pd, &o, st, &stats, err, sizeof err);
 	if (e < 0)
 		return lperf_fail(L, err, -e);
+	if (o.sym != NULL)
+		lperf_profile_set_symbolizer(L, -1, 3);
 	lua_createtable(L, 0, 5);
 	lperf_setbool(L, "dwarf", stats.unwind.samples > 0);
 	lperf_setu64(L, "unwound", stats.unwind.samples);
