@@ -29,8 +29,10 @@ local function script_samples(text)
   return samples
 end
 
-local function perf_script(file)
-  local out, ok = util.perf("script --no-inline -i " .. util.q(file) .. " 2>/dev/null")
+-- perf script without inline frames (flame folds none by default), or
+-- with perf's default (with = true: "(inlined)" frames of DWARF chains)
+local function perf_script(file, with)
+  local out, ok = util.perf("script " .. (with and "" or "--no-inline ") .. "-i " .. util.q(file) .. " 2>/dev/null")
   assert(ok, out)
   return out
 end
@@ -120,7 +122,8 @@ describe("luaperf commands on --call-graph dwarf files", function()
     it("script -g prints perf script's user frames, sample by sample (" .. who .. " record)", function()
       if skip_sanitized(who) then return end
       local file = files[who]
-      local theirs = script_samples(perf_script(file))
+      -- perf's default: the functions inlined at each frame, "(inlined)"
+      local theirs = script_samples(perf_script(file, true))
       local out, ok = util.luaperf("script -g -i " .. util.q(file) .. " 2>/dev/null")
       assert(ok, out)
       local ours = script_samples(out)
@@ -260,7 +263,7 @@ describe("luaperf commands on --call-graph dwarf files", function()
     end
     assert.are.equal(marked, truncated)
     -- luaperf script prints perf's line for it, and the same frames
-    local sout = util.luaperf("script -g -i " .. util.q(file) .. " 2>/dev/null")
+    local sout = util.luaperf("script -g --no-inline -i " .. util.q(file) .. " 2>/dev/null")
     assert.are.equal(marked, select(2, sout:gsub("ffffffffffffffff %[unknown%]", "")))
     -- Frame by frame the same addresses, objects and names as perf's
     -- (among aliases at one address, perf's choice: __GI___qsort_r).

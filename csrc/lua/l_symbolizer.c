@@ -385,6 +385,8 @@ static void push_result(lua_State *L, const struct sym_result *r)
 			lperf_setstr(L, "call_file", r->call_file);
 		lperf_setint(L, "call_line", (lua_Integer)r->call_line);
 	}
+	if (r->func != NULL)
+		lperf_setstr(L, "func", r->func);
 }
 
 static unsigned check_flags(lua_State *L, int arg)

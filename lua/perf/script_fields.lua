@@ -343,7 +343,8 @@ local function tail(rec, F)
 end
 
 -- One sample as perf script prints it.  ctx: comm(rec), hex(v),
--- timestr(t), trace_text(rec), period(rec), resolve(pid, addr, kernel) -> r
+-- timestr(t), trace_text(rec), period(rec), resolve(pid, addr, kernel,
+-- inlines) -> r (inlines: r.inl and r.func, the frames perf adds)
 -- ({ name=, offset=, dso= }), resolve_addr(pid, addr) (the same for a data
 -- address), chain_addr(r, addr), name_width, ip_is_kernel(rec),
 -- chain_is_kernel(rec, i) (kernel or user: the cpumode, the chain's marks).
@@ -399,16 +400,32 @@ function M.print(out, ctx, layout, rec, ev)
     out:write(table.concat(parts), "\n")
     -- a frame's line is a function of (pid, addr) and the fields: made once
     local key = "printed_" .. (F.sym and "s" or "") .. (F.symoff and "o" or "") .. (F.dso and "d" or "")
+    -- perf expands the user frames of a DWARF unwind (not a frame-pointer
+    -- chain) into the functions inlined there, each "(inlined)"
+    local dwarf = rec.unwind ~= nil and ctx.inlines ~= false
     for i, a in ipairs(chain) do
       if i > MAX_STACK then break end
-      local r = ctx.resolve(rec.pid, a, ctx.chain_is_kernel(rec, i))
+      local kernel = ctx.chain_is_kernel(rec, i)
+      local expand = dwarf and not kernel
+      local r = ctx.resolve(rec.pid, a, kernel, expand)
       local line = r[key]
       if not line then
-        local l = { string.format("\t%16s", ctx.chain_addr(r, a)) }
-        if F.sym then l[#l + 1] = " " .. symname(r, F) end
-        if F.dso then l[#l + 1] = " (" .. r.dso .. ")" end
-        l[#l + 1] = "\n"
-        line = table.concat(l)
+        local addr = string.format("\t%16s", ctx.chain_addr(r, a))
+        local lines = {}
+        local function one(name)
+          local l = { addr }
+          if F.sym then
+            l[#l + 1] = " " .. (name and symname({ name = name, offset = r.offset }, F) or symname(r, F))
+          end
+          if F.dso and not name then l[#l + 1] = " (" .. r.dso .. ")" end
+          if name then l[#l + 1] = " (inlined)" end
+          lines[#lines + 1] = table.concat(l) .. "\n"
+        end
+        if expand then
+          for _, n in ipairs(r.inl or {}) do one(n) end
+        end
+        if expand and r.func and r.func ~= r.name then one(r.func) else one(nil) end
+        line = table.concat(lines)
         r[key] = line
       end
       out:write(line)

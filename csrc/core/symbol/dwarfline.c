@@ -237,6 +237,8 @@ int dwarfline__frames(struct dwarfline *dl, uint64_t addr, struct sym_inline *ou
 		Dwarf_Word cf = 0, cl = 0;
 
 		out[k].name = die_name(dl, d);
+		out[k].plain = dwarf_hasattr_integrate(d, DW_AT_linkage_name) == 0 &&
+			       dwarf_hasattr_integrate(d, DW_AT_MIPS_linkage_name) == 0;
 		out[k].file = file;
 		out[k].line = line;
 		k++;

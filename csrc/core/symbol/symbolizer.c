@@ -762,6 +762,9 @@ static void add_lines(struct symbolizer *s, struct dso *d, uint64_t vaddr,
 		s->inl_cap = cap;
 	}
 	n = dwarfline__frames(d->lines, vaddr, s->inl + s->inl_n, MAX_INLINE);
+	/* names stay valid past the array: dwarfline keeps them */
+	if (n >= 1 && s->inl[s->inl_n + (size_t)n - 1].plain)
+		out->func = s->inl[s->inl_n + (size_t)n - 1].name;
 	if (n > 1) {
 		/* The last frame is the symbol's own function: keep its call site. */
 		out->call_file = s->inl[s->inl_n + (size_t)n - 1].file;

@@ -140,6 +140,7 @@ enum sym_kind {
 /* One inlined function of an inline chain, innermost first. */
 struct sym_inline {
 	const char *name;             /* demangled */
+	int plain;                    /* named by DW_AT_name alone (C) */
 	const char *file;             /* NULL when DWARF does not say */
 	unsigned line;
 };
@@ -168,6 +169,10 @@ struct sym_result {
 	const struct sym_inline *inlined;
 	const char *call_file;
 	unsigned call_line;
+	/* SYM_INLINES: the DWARF name of the C function holding addr, when it
+	 * has no linkage name (perf prints it "(inlined)" where it differs
+	 * from the symbol's: __libc_start_main_impl); NULL otherwise. */
+	const char *func;
 };
 
 /*

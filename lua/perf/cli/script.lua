@@ -34,6 +34,8 @@ usage: luaperf script [-i FILE] [options] [script.lua [args...]]
   -g                 print call chains (the default when the file has them)
   -G                 hide call chains
   --ns               nanosecond timestamps
+  --no-inline        DWARF call chains without the functions inlined at each
+                     frame (perf's default shows them, "(inlined)")
   --show-all         also list non-sample records (COMM, MMAP2, ...)
   -F, --fields LIST  the fields of a sample line, as perf script's -F:
                      a,b,c (replace), +a,-b (edit the default), or
@@ -137,8 +139,10 @@ end
 -- kernel: the address is the kernel's (the sample's cpumode, the call
 -- chain's marks), else the process's; nil: told by the address.
 local KERNEL, USER = { kernel = true }, { kernel = false }
-local function resolve(st, pid, addr, kernel)
-  local key = kernel and "k" or kernel == false and (pid or -1) or ("?" .. tostring(pid))
+local INLINES = { kernel = false, inlines = true }
+local function resolve(st, pid, addr, kernel, inlines)
+  local key = kernel and "k" or kernel == false and (inlines and "i" or "") .. tostring(pid or -1)
+    or ("?" .. tostring(pid))
   local byaddr = st.cache[key]
   if not byaddr then
     byaddr = {}
@@ -148,10 +152,19 @@ local function resolve(st, pid, addr, kernel)
   if r then return r end
   r = { name = "[unknown]", dso = "[unknown]" }
   if st.sym then
-    local o = kernel and KERNEL or kernel == false and USER or nil
+    local o = kernel and KERNEL or kernel == false and (inlines and INLINES or USER) or nil
     local s = st.sym:resolve(pid, addr, o)
     if s then
       r.name, r.offset, r.dso = s.name, s.offset, s.dso or "[unknown]"
+      -- a DWARF-unwound frame, as perf prints it: the functions inlined
+      -- there, then the function itself by its DWARF name
+      if inlines then
+        if s.inlined then
+          r.inl = {}
+          for j, x in ipairs(s.inlined) do r.inl[j] = x.name end
+        end
+        r.func = s.func
+      end
     end
     if kernel then
       -- the kernel map names the object even without a symbol
@@ -372,6 +385,8 @@ local function parse_args(args)
     elseif a == "-g" then opts.force_callchain = true
     elseif a == "-G" or a == "--hide-call-graph" then opts.hide_callchain = true
     elseif a == "--ns" then opts.ns = true
+    elseif a == "--no-inline" then opts.no_inline = true
+    elseif a == "--inline" then opts.no_inline = false
     elseif a == "--show-all" then opts.show_all = true
     elseif a == "-h" or a == "--help" then opts.help = true
     elseif a:sub(1, 1) == "-" and a ~= "-" then
@@ -490,12 +505,13 @@ function M.run(args)
       call(env, "finish")
     else
       local ctx = {
+        inlines = not opts.no_inline,
         name_width = name_width, hex = hex,
         comm = function(rec) return st.comm[rec.tid] or (":" .. tostring(rec.tid)) end,
         timestr = function(t) return timestr(t, opts.ns) end,
         period = function(rec) return rec.period or st.period[rec.event] end,
         trace_text = function(rec) return f:trace_text(rec.raw, rec.cpu or 0) end,
-        resolve = function(pid, addr, kernel) return resolve(st, pid, addr, kernel) end,
+        resolve = function(pid, addr, kernel, inlines) return resolve(st, pid, addr, kernel, inlines) end,
         ip_is_kernel = ip_is_kernel, chain_is_kernel = chain_is_kernel,
         resolve_addr = function(pid, addr) return resolve_addr(st, pid, addr) end,
         chain_addr = chain_addr,
