@@ -18,6 +18,7 @@
 #include <gelf.h>
 #include <elfutils/libdwelf.h>
 #include <zlib.h>
+#include "base/hex.h"
 #include "symbol/dso.h"
 #include "symbol/dwarfline.h"
 
@@ -91,18 +92,6 @@ int dso__offset_to_vaddr(const struct dso *d, uint64_t off, uint64_t *vaddr)
 		}
 	}
 	return -ENOENT;
-}
-
-static void hex(const uint8_t *b, size_t n, char *out)
-{
-	static const char digits[] = "0123456789abcdef";
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		out[2 * i] = digits[b[i] >> 4];
-		out[2 * i + 1] = digits[b[i] & 15];
-	}
-	out[2 * n] = '\0';
 }
 
 static size_t read_build_id(Elf *elf, uint8_t *out)
@@ -368,7 +357,7 @@ int dso__find_debug_file(const char *path, const uint8_t *bid, size_t bid_size,
 
 	if (bid_size > 1) {
 		char h[41];
-		hex(bid, bid_size, h);
+		hex__encode(bid, bid_size, h);
 		snprintf(buf, size, "/usr/lib/debug/.build-id/%.2s/%s.debug", h, h + 2);
 		if (debug_file_matches(buf, bid, bid_size, 0, 0))
 			return 0;
@@ -443,7 +432,7 @@ static int load_elf(struct dso *d, Elf *elf)
 	if (rc < 0)
 		return rc;
 	d->build_id_size = (uint8_t)read_build_id(elf, d->build_id);
-	hex(d->build_id, d->build_id_size, d->build_id_hex);
+	hex__encode(d->build_id, d->build_id_size, d->build_id_hex);
 	scan_sections(elf, &in);
 
 	if (!d->is_vdso && (in.symtab == NULL || !in.has_debug_info)) {

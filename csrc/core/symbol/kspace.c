@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "base/hex.h"
 #include "symbol/kspace.h"
 #include "symbol/dso.h"
 
@@ -262,18 +263,6 @@ static size_t running_build_id(uint8_t id[20])
 	return 0;
 }
 
-static void hexid(const uint8_t *b, size_t n, char *out)
-{
-	static const char digits[] = "0123456789abcdef";
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		out[2 * i] = digits[b[i] >> 4];
-		out[2 * i + 1] = digits[b[i] & 15];
-	}
-	out[2 * n] = '\0';
-}
-
 /* Where perf's build-id cache keeps a kernel's kallsyms. */
 static int cache_copy(const char *hex, char *buf, size_t size)
 {
@@ -328,7 +317,7 @@ static int choose_and_load(struct kspace *k, struct dso_cache *dsos)
 		}
 		if (k->bid_size > 0 && (k->vmlinux->build_id_size != k->bid_size ||
 					memcmp(k->vmlinux->build_id, k->bid, k->bid_size) != 0)) {
-			hexid(k->bid, k->bid_size, hex);
+			hex__encode(k->bid, k->bid_size, hex);
 			snprintf(k->why, sizeof(k->why),
 				 "%s is not the recorded kernel (build id %s)", k->vmlinux_path, hex);
 			k->vmlinux = NULL;
@@ -338,7 +327,7 @@ static int choose_and_load(struct kspace *k, struct dso_cache *dsos)
 	}
 	if (k->bid_size == 0)
 		return load_kallsyms(k, "/proc/kallsyms");
-	hexid(k->bid, k->bid_size, hex);
+	hex__encode(k->bid, k->bid_size, hex);
 	nrun = running_build_id(run);
 	rc = cache_copy(hex, k->src_buf, sizeof(k->src_buf));
 	if (nrun == k->bid_size && memcmp(run, k->bid, nrun) == 0) {

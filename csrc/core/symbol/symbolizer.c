@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "base/hex.h"
 #include "symbol/symbolizer.h"
 #include "record/record.h"
 #include "symbol/addrspace.h"
@@ -174,18 +175,6 @@ void symbolizer__set_perfmap_dir(struct symbolizer *s, const char *dir)
 	snprintf(s->perfmap_dir, sizeof(s->perfmap_dir), "%s", dir);
 }
 
-static void hexid(const uint8_t *b, size_t n, char *out)
-{
-	static const char digits[] = "0123456789abcdef";
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		out[2 * i] = digits[b[i] >> 4];
-		out[2 * i + 1] = digits[b[i] & 15];
-	}
-	out[2 * n] = '\0';
-}
-
 static enum map_kind kind_of(const char *path)
 {
 	if (strcmp(path, "[vdso]") == 0)
@@ -217,7 +206,7 @@ int symbolizer__add_map(struct symbolizer *s, uint32_t pid, uint64_t start,
 	if (build_id != NULL && build_id_size > 0) {
 		m.bid_size = (uint8_t)(build_id_size > 20 ? 20 : build_id_size);
 		memcpy(m.bid, build_id, m.bid_size);
-		hexid(m.bid, m.bid_size, m.bid_hex);
+		hex__encode(m.bid, m.bid_size, m.bid_hex);
 	}
 	return addrspace__insert(as, &m);
 }
@@ -499,7 +488,7 @@ static void take_known_bid(struct symbolizer *s, struct map *m)
 		if (k->path == m->path) {
 			m->bid_size = k->size;
 			memcpy(m->bid, k->id, k->size);
-			hexid(m->bid, m->bid_size, m->bid_hex);
+			hex__encode(m->bid, m->bid_size, m->bid_hex);
 			return;
 		}
 }
