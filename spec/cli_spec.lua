@@ -127,3 +127,31 @@ describe("the file luaperf record writes", function()
     assert.are.equal(util.root .. "/bin/luaperf record -e cpu-clock -o " .. data .. " -- true ", cmdline)
   end)
 end)
+
+describe("progress on a long read", function()
+  it("f:profile{progress=} reports the bytes read of the total as it goes", function()
+    local data = dir .. "/faults.data"
+    local out, ok = util.perf("record -q -e page-faults -c 1 -o " .. data .. " -- " ..
+      util.root .. "/build/progs/touch_pages 140000 2>&1")
+    assert.is_true(ok, out)
+    local f = assert(perf.open(data))
+    local calls, last, total = 0, 0, nil
+    local p = assert(f:profile{ progress = function(done, all)
+      calls = calls + 1
+      assert(done >= last and done <= all, done .. " of " .. all)
+      last, total = done, all
+    end })
+    assert.is_true(calls >= 2, calls .. " calls")
+    assert.is_true(last > total / 4, last .. " of " .. total)
+    assert.is_true(p:total() >= 140000)
+    -- an error in the callback ends the pass with an error, not a crash
+    local p2, err = f:profile{ progress = function() error("stop") end }
+    assert.is_nil(p2)
+    assert.is_string(err)
+    f:close()
+    -- the command shows none where stderr is not a terminal
+    local _, rerr, rc = run("report -i " .. data .. " --sort comm")
+    assert.are.equal(0, rc, rerr)
+    assert.are.equal("", rerr)
+  end)
+end)

@@ -797,6 +797,28 @@ static int comm_set(lua_State *L)
 	return 0;
 }
 
+/* opts.progress(done, total) of f:profile, at index fn of the stack; an
+ * error in it ends the pass. */
+struct progress_sink {
+	lua_State *L;
+	int fn;
+};
+
+static int progress_to_lua(void *arg, uint64_t done, uint64_t total)
+{
+	struct progress_sink *c = arg;
+	lua_State *L = c->L;
+
+	lua_pushvalue(L, c->fn);
+	lperf_pushu64(L, done);
+	lperf_pushu64(L, total);
+	if (lua_pcall(L, 2, 0, 0) != 0) {
+		lua_pop(L, 1);
+		return -ECANCELED;
+	}
+	return 0;
+}
+
 static int comm_to_table(void *arg, uint32_t pid, uint32_t tid, const char *comm)
 {
 	struct comm_sink *c = arg;
@@ -815,7 +837,8 @@ static int comm_to_table(void *arg, uint32_t pid, uint32_t tid, const char *comm
 	return 0;
 }
 
-/* f:profile{symbolizer=, comms=, mark_truncated=, thread_comms=} -> profile, info
+/* f:profile{symbolizer=, comms=, mark_truncated=, thread_comms=,
+ *            progress = function(done, total)} -> profile, info
  * (perfdata__profile: the core builds it).  Without a symbolizer, one made
  * here serves the file (p:symbolizer()); symbolizer = false: none. */
 static int file_profile(lua_State *L)
@@ -824,6 +847,7 @@ static int file_profile(lua_State *L)
 	struct perfdata_profile_opts o;
 	struct perfdata_profile_stats stats;
 	struct comm_sink sink;
+	struct progress_sink prog;
 	struct stacktab *st;
 	char err[512];
 	int e;
@@ -857,6 +881,14 @@ static int file_profile(lua_State *L)
 			sink.fn = lua_gettop(L);
 			o.comm = comm_to_table;
 			o.comm_arg = &sink;
+		}
+		lua_getfield(L, 2, "progress");
+		if (!lua_isnil(L, -1)) {
+			luaL_checktype(L, -1, LUA_TFUNCTION);
+			prog.L = L;
+			prog.fn = lua_gettop(L);
+			o.progress = progress_to_lua;
+			o.progress_arg = &prog;
 		}
 	}
 	st = *lperf_newprofile(L) = stacktab__new();

@@ -584,7 +584,7 @@ function M.from_perf_data(path, opts)
   elseif dwarf and sym then
     -- one pass in C: unwinds, counts each sample under its thread's name
     -- at the time, feeds sym the maps
-    local p, info = f:profile{ symbolizer = sym, mark_truncated = true }
+    local p, info = f:profile{ symbolizer = sym, mark_truncated = true, progress = opts.progress }
     if not p then f:close(); return nil, info end
     list = M.from_profile(p, sym, setmetatable({ truncated_marks = true }, { __index = opts }))
     if type(info) == "table" and (tonumber(info.truncated) or 0) > 0 then
@@ -600,7 +600,7 @@ function M.from_perf_data(path, opts)
     -- thread had then (perf's rules), the records that shape address
     -- spaces fed to sym as they come (an exec drops the maps before the new
     -- image's come), before any address is resolved.
-    local p, perr = f:profile{ symbolizer = sym }
+    local p, perr = f:profile{ symbolizer = sym, progress = opts.progress }
     if not p then f:close(); return nil, perr end
     list = M.from_profile(p, sym, opts)
     if p.close then p:close() end

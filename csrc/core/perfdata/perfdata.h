@@ -182,6 +182,8 @@ int perfdata__next(struct perfdata *pd, struct perfdata_rec *r);
 int perfdata__rewind(struct perfdata *pd);
 /* 1 when records come in file order (perfdata_opts.unordered), else 0. */
 int perfdata__unordered(const struct perfdata *pd);
+/* Bytes of the data read so far, of *total (a progress bar's figures). */
+uint64_t perfdata__progress(const struct perfdata *pd, uint64_t *total);
 /*
  * Back to the first record, as perfdata__rewind, with records from then on
  * in file order (unordered = 1) or time-ordered (0): a pass that needs the

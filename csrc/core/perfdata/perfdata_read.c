@@ -987,6 +987,12 @@ int perfdata__unordered(const struct perfdata *pd)
 	return pd->opts.unordered != 0;
 }
 
+uint64_t perfdata__progress(const struct perfdata *pd, uint64_t *total)
+{
+	*total = pd->end > pd->first ? pd->end - pd->first : 0;
+	return pd->pos > pd->first ? pd->pos - pd->first : 0;
+}
+
 int perfdata__rewind_order(struct perfdata *pd, int unordered)
 {
 	int e = perfdata__rewind(pd);

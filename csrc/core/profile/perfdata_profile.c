@@ -181,6 +181,11 @@ static int run(struct pass *p, char *err, size_t errlen)
 		/* the evtab is looked up per record: a pipe's attrs add events */
 		if ((e = add_one(p, &pr, perfdata__evtab(p->pd))) < 0)
 			break;
+		if (p->o->progress && (p->stats.records & 0xffff) == 0) {
+			uint64_t total, done = perfdata__progress(p->pd, &total);
+			if ((e = p->o->progress(p->o->progress_arg, done, total)) < 0)
+				break;
+		}
 	}
 	if (n < 0) {
 		const char *msg = perfdata__errmsg(p->pd);

@@ -65,6 +65,10 @@ struct perfdata_profile_opts {
 	/* Samples keyed by no command name (no threads tracked), and a file
 	 * opened unordered read in file order: the cheapest pass. */
 	int no_thread_comms;
+	/* Optional: called every 65,536 records with the bytes of data read
+	 * and their total (a progress bar).  A negative return ends the pass. */
+	int (*progress)(void *arg, uint64_t done, uint64_t total);
+	void *progress_arg;
 };
 
 struct perfdata_profile_stats {

@@ -84,7 +84,10 @@ return function(args)
   local lopts = { inline = o.inline, per_sample = o.flamechart or o.format == "speedscope",
     lines = o.format == "pprof" or o.format == "speedscope", event = o.event,
     kallsyms = o.kallsyms, vmlinux = o.vmlinux, symfs = o.symfs }
+  local done
+  lopts.progress, done = options.progress("luaperf flame", o.input)
   local list, lerr = stacks.load(o.input, lopts)
+  done()
   if not list then
     io.stderr:write("luaperf flame: ", lerr, "\n")
     return 1

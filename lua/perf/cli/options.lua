@@ -31,4 +31,23 @@ function M.parse(args, o, takes, flags)
   return o
 end
 
+-- A progress line for a long read ("luaperf report: reading FILE: 45%"),
+-- on stderr when it is a terminal, once the work has run a second, as
+-- perf report shows one: returns opts.progress for stacks.load and the
+-- function that clears the line; nil, noop elsewhere.
+function M.progress(cmd, path)
+  local ok = os.execute("test -t 2")
+  if ok ~= true and ok ~= 0 then return nil, function() end end
+  local clock = require("perf").core.clock
+  local t0, shown = clock(), false
+  local function update(done, total)
+    if clock() - t0 < 1e9 or total == 0 then return end
+    shown = true
+    io.stderr:write(string.format("\r%s: reading %s: %3d%% (%.1f of %.1f MB)", cmd, path,
+      math.floor(done * 100 / total), done / 2^20, total / 2^20))
+    io.stderr:flush()
+  end
+  return update, function() if shown then io.stderr:write("\r\27[K") end end
+end
+
 return M

@@ -134,8 +134,10 @@ return function(args)
   for k in o.sort:gmatch("[^,%s]+") do
     if k ~= "comm" and k ~= "pid" and k ~= "tid" then frames = true end
   end
+  local progress, done = options.progress("luaperf report", o.input)
   local list, lerr = stacks.load(o.input, { event = o.event, kallsyms = o.kallsyms,
-    vmlinux = o.vmlinux, symfs = o.symfs, frames = frames and true or false })
+    vmlinux = o.vmlinux, symfs = o.symfs, frames = frames and true or false, progress = progress })
+  done()
   if not list then
     io.stderr:write("luaperf report: ", lerr, "\n")
     return 1
