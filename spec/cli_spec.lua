@@ -92,7 +92,7 @@ describe("a command that cannot run", function()
 end)
 
 describe("inputs that are not perf.data", function()
-  it("are refused by report and flame in perf's words, exit 1", function()
+  it("are refused by report, flame and script in perf's words, exit 1", function()
     local empty = dir .. "/empty.data"
     util.write(empty, "")
     local theirs = util.sh("perf report --stdio -i " .. empty .. " 2>&1")
@@ -107,6 +107,12 @@ describe("inputs that are not perf.data", function()
       assert.are.equal("luaperf " .. name .. ": " .. dir .. ": is a directory, not a perf.data file\n", err)
     end
     assert.is_nil(util.read(dir .. "/f.svg"))
+    -- luaperf script says it the same way
+    local _, serr, src = run("script -i " .. empty)
+    assert.are.equal(1, src)
+    assert.are.equal("luaperf script: zero-sized data (" .. empty .. "), nothing to do!\n", serr)
+    _, serr = run("script -i " .. dir)
+    assert.truthy(serr:find("^luaperf script: " .. dir:gsub("%p", "%%%0") .. ": is a directory, not a perf.data file"), serr)
     local junk = dir .. "/junk.data"
     util.sh("head -c 4096 /dev/urandom > " .. junk)
     local _, err, rc = run("report -i " .. junk)

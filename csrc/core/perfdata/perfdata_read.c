@@ -633,7 +633,7 @@ int perfdata__open(const char *path, const struct perfdata_opts *opts,
 	} else if (S_ISREG(st.st_mode)) {
 		pd->len = (size_t)st.st_size;
 		if (pd->len == 0) {
-			e = perfdata__fail(pd, "%s: empty file, expected a perf.data header", path);
+			e = perfdata__fail(pd, "zero-sized data (%s), nothing to do!", path);
 		} else {
 			/*
 			 * Mapped, as perf does: reading a 200 MB file into memory
@@ -651,7 +651,8 @@ int perfdata__open(const char *path, const struct perfdata_opts *opts,
 			}
 		}
 	} else if (S_ISDIR(st.st_mode)) {
-		e = perfdata__fail(pd, "%s is a directory (perf's --dir-format): not supported", path);
+		e = perfdata__fail(pd, "%s: is a directory, not a perf.data file (perf's --dir-format "
+				   "is not read)", path);
 	} else {
 		e = read_stream(fd, &pd->owned, &pd->len);
 		pd->buf = pd->owned;
@@ -659,7 +660,8 @@ int perfdata__open(const char *path, const struct perfdata_opts *opts,
 	close(fd);
 	if (!e)
 		e = setup(pd, opts);
-	if (e && pd->err[0]) {
+	/* Every message names the file, once. */
+	if (e && pd->err[0] && !strstr(pd->err, path)) {
 		char tmp[sizeof pd->err];
 		memcpy(tmp, pd->err, sizeof tmp);
 		snprintf(pd->err, sizeof pd->err, "%.200s: %.300s", path, tmp);
