@@ -224,7 +224,9 @@ local function aggregate(list, opts)
         if children then
           -- perf 6.1 walks the chain root first in children mode, and an
           -- entry without a map keeps the [k]/[.] of the one before it (the
-          -- sample's own, by its cpumode, before the first)
+          -- sample's own, by its cpumode, before the first); its row is
+          -- keyed by the address alone and shows the level of the sample
+          -- that made it
           local level, view = frames[nf].kind, nil
           for i = 1, nf do
             local f = frames[i]
@@ -242,7 +244,12 @@ local function aggregate(list, opts)
         end
         for i = nf, 1, -1 do
           local f = frames[i]
-          local key = fkey(f) .. sk
+          local key
+          if children and not (f.dso and f.dso ~= "[unknown]") and f.kind ~= "lua" then
+            key = fkey(as_level(f, "user")) .. sk
+          else
+            key = fkey(f) .. sk
+          end
           if children and f.rel then
             -- perf 6.1 keys the sample's own entry of an unnamed frame by its
             -- address in the object, and the call chain's entries by the raw
