@@ -26,7 +26,7 @@ local function same_reports(data)
                           "--children --sort comm,dso,sym" }) do
     local ours, theirs = util.report_both(data, args)
     local _, n = util.same_report_rows(ours, theirs)
-    assert.is_true(n > 3, args .. ": " .. n .. " rows")
+    assert.is_true(n >= 2, args .. ": " .. n .. " rows")
   end
 end
 
