@@ -175,26 +175,22 @@ local function aggregate(list, opts)
     else error("report: unknown sort key '" .. tostring(k) .. "' (sym, dso, comm, pid, tid, thread, cpu, vmstate)", 3) end
   end
   local children = opts.children
+  -- A frame seen with one field changed: one table per frame and change.
+  local views = {}
+  local function view(f, k, v)
+    local ck = k .. "=" .. tostring(v)
+    local c = views[ck]
+    if not c then c = {}; views[ck] = c end
+    local x = c[f]
+    if not x then
+      x = setmetatable({ [k] = v }, { __index = f })
+      c[f] = x
+    end
+    return x
+  end
   -- an unnamed frame as a call chain entry shows it: by its raw address
-  local abscache = {}
-  local function absolute(f)
-    local a = abscache[f]
-    if not a then
-      a = setmetatable({ rel = false }, { __index = f })
-      abscache[f] = a
-    end
-    return a
-  end
-  local levels = { kernel = {}, user = {} }
-  local function as_level(f, kind)
-    local c = levels[kind] or levels.user
-    local v = c[f]
-    if not v then
-      v = setmetatable({ kind = kind }, { __index = f })
-      c[f] = v
-    end
-    return v
-  end
+  local function absolute(f) return view(f, "rel", false) end
+  local function as_level(f, kind) return view(f, "kind", kind) end
   local fkcache = {}
   local function fkey(f)
     local k = fkcache[f]
