@@ -36,10 +36,7 @@ end
 -- perf report --stdio rows (no children): { ["dso|sym"] = percent }
 local function report_rows(text)
   local rows = {}
-  for line in text:gmatch("[^\n]+") do
-    local p, rest = line:match("^%s+([%d%.]+)%%%s+(%S.*)$")
-    if p then rows[(rest:gsub("%s+$", ""):gsub("%s%s+", "|"))] = tonumber(p) end
-  end
+  for k, pcts in pairs(util.report_rows(text)) do rows[k] = pcts[1] end
   return rows
 end
 
