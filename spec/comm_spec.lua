@@ -107,11 +107,7 @@ describe("command names of forking workloads", function()
     -- of sh) given to a tid that never runs: the shell is unnamed until
     -- it execs xz, and its subshell forks from an unnamed parent
     local d = util.read(data)
-    local function u(at, n)
-      local v = 0
-      for i = n, 1, -1 do v = v * 256 + d:byte(at + i - 1) end
-      return v
-    end
+    local function u(at, n) return util.le_at(d, at - 1, n) end  -- 1-based at
     local off, size = u(41, 8), u(49, 8)
     local parts, pos, at, n = {}, 1, off, 0
     while at < off + size and n < 2 do
@@ -150,11 +146,7 @@ end)
 -- Samples laid out as perf record -a -g writes them: ip, then pid/tid.
 local function to_idle(src, dst, pid)
   local d = util.read(src)
-  local function u(at, n)
-    local v = 0
-    for i = n, 1, -1 do v = v * 256 + d:byte(at + i - 1) end
-    return v
-  end
+  local function u(at, n) return util.le_at(d, at - 1, n) end  -- 1-based at
   local attrs, stype = u(25, 8), nil
   stype = u(attrs + 1 + 24, 8)
   -- PERF_SAMPLE_IP | PERF_SAMPLE_TID, no PERF_SAMPLE_IDENTIFIER

@@ -42,22 +42,10 @@ local function compare(path, args, what)
 end
 
 -- little-endian integers without string.pack (LuaJIT has none)
-local function le(v, n)
-  local t = {}
-  for i = 1, n do
-    t[i] = string.char(v % 256)
-    v = math.floor(v / 256)
-  end
-  return table.concat(t)
-end
+local le, get = util.le, util.le_at
 local function u16(v) return le(v, 2) end
 local function u32(v) return le(v, 4) end
 local function u64(v) return le(v, 8) end
-local function get(s, off, n)
-  local v = 0
-  for i = n, 1, -1 do v = v * 256 + s:byte(off + i) end
-  return v
-end
 local function put(s, off, bytes) return s:sub(1, off) .. bytes .. s:sub(off + #bytes + 1) end
 
 local function skip_unless_corpus()

@@ -139,6 +139,24 @@ function M.report_both(data, args)
   return ours, theirs
 end
 
+-- Little-endian integers of perf.data bytes, for specs that build or patch
+-- files: le(v, n) is v as n bytes; le_at(s, off, n) reads n bytes of s
+-- from the 0-based offset off.
+function M.le(v, n)
+  local t = {}
+  for i = 1, n do
+    t[i] = string.char(v % 256)
+    v = math.floor(v / 256)
+  end
+  return table.concat(t)
+end
+
+function M.le_at(s, off, n)
+  local v = 0
+  for i = n, 1, -1 do v = v * 256 + s:byte(off + i) end
+  return v
+end
+
 -- A command line for a program that luaperf starts (record -- cmd): under
 -- the sanitizer build the preloaded runtime stays with luaperf, not with
 -- the program, so its samples are the program's own.
