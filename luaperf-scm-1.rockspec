@@ -35,6 +35,7 @@ build = {
    modules = {
       ["perf.core"] = {
          sources = {
+            "csrc/core/base/keytab.c",
             "csrc/core/base/perf_sys.c",
             "csrc/core/count/counter.c",
             "csrc/core/event/caps.c",
@@ -51,6 +52,9 @@ build = {
             "csrc/core/perfdata/perfdata_record.c",
             "csrc/core/perfdata/perfdata_write.c",
             "csrc/core/profile/perfdata_profile.c",
+            "csrc/core/profile/profview.c",
+            "csrc/core/profile/pvfolded.c",
+            "csrc/core/profile/pvreport.c",
             "csrc/core/profile/stacktab.c",
             "csrc/core/profile/threads.c",
             "csrc/core/record/evtab.c",
@@ -78,6 +82,7 @@ build = {
             "csrc/lua/l_host.c",
             "csrc/lua/l_luaprofile.c",
             "csrc/lua/l_profile.c",
+            "csrc/lua/l_profview.c",
             "csrc/lua/l_record.c",
             "csrc/lua/l_session.c",
             "csrc/lua/l_symbolizer.c",

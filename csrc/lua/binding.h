@@ -21,6 +21,8 @@ void lperf_push_record(lua_State *L, const struct record *r, const struct evtab 
 void lperf_open_record(lua_State *L);   /* perf.core.decode_record (tests, tools) */
 void lperf_open_session(lua_State *L);
 void lperf_open_profile(lua_State *L);
+/* perf.ProfileView, p:view() (l_profview.c); after lperf_open_profile */
+void lperf_open_profview(lua_State *L);
 /* Profiles (l_profile.c): a new closed Profile userdata on the stack whose
  * stacktab slot the caller fills (ownership passes to the userdata at once);
  * and the stacktab of an open Profile at idx (raises otherwise). */

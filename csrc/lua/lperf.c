@@ -20,6 +20,7 @@ int luaopen_perf_core(lua_State *L)
 	lperf_open_record(L);
 	lperf_open_session(L);
 	lperf_open_profile(L);
+	lperf_open_profview(L);
 	lperf_open_unwind(L);
 	return 1;
 }

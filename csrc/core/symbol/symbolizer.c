@@ -22,6 +22,7 @@
 #include "symbol/dwarfline.h"
 #include "symbol/kspace.h"
 #include "symbol/perfmap.h"
+#include "base/keytab.h"
 
 #define MAX_INLINE 64
 /* x86-64 (and arm64) kernels live in the upper half. */
@@ -45,6 +46,17 @@ struct symbolizer {
 	struct obj_warning *owarn;    /* why objects were skipped, in order */
 	struct obj_warning **owarn_tail;
 	struct obj_warning *owarn_next; /* the next one to hand out */
+	/* Objects already bound, by (path, build id): every process maps libc,
+	 * and binding opens the file.  Only where the answer cannot change
+	 * (offline, or the build id names the content). */
+	struct keytab *bound;
+	struct bound_obj *bound_v;
+	size_t bound_cap;
+};
+
+struct bound_obj {
+	struct dso *dso;
+	int err;
 };
 
 /* One object skipped (not symbolized), said once. */
@@ -89,6 +101,8 @@ void symbolizer__delete(struct symbolizer *s)
 	kspace__exit(&s->kernel);
 	dso_cache__delete(s->dsos);
 	strpool__delete(s->pool);
+	keytab__delete(s->bound);
+	free(s->bound_v);
 	free(s->inl);
 	while (s->bids != NULL) {
 		struct known_bid *n = s->bids->next;
@@ -501,12 +515,44 @@ static struct dso *bind_dso(struct symbolizer *s, uint32_t pid, struct map *m)
 	if (m->dso != NULL || m->dso_err != 0)
 		return m->dso;
 	take_known_bid(s, m);
-	if (m->kind == MAP_VDSO)
+	if (m->kind == MAP_VDSO) {
 		m->dso = bind_vdso(s, pid, m, &err);
-	else if (m->kind == MAP_FILE)
-		m->dso = bind_file(s, pid, m, &err);
-	else
+	} else if (m->kind == MAP_FILE) {
+		struct { const char *path; uint8_t bid[20]; uint8_t size; } key;
+		uint32_t id = UINT32_MAX;
+		int added = 0;
+
+		memset(&key, 0, sizeof(key));
+		key.path = m->path;   /* interned: one pointer per path */
+		memcpy(key.bid, m->bid, m->bid_size);
+		key.size = m->bid_size;
+		if ((s->offline || m->bid_size > 0) && s->symfs[0] == '\0' &&
+		    (s->bound != NULL || (s->bound = keytab__new()) != NULL) &&
+		    keytab__intern(s->bound, &key, sizeof(key), &id, &added) == 0 && !added) {
+			m->dso = s->bound_v[id].dso;
+			err = s->bound_v[id].err;
+		} else {
+			m->dso = bind_file(s, pid, m, &err);
+			if (added && id >= s->bound_cap) {
+				size_t cap = s->bound_cap ? s->bound_cap * 2 : 64;
+				struct bound_obj *v = realloc(s->bound_v, cap * sizeof(*v));
+				if (v != NULL) {
+					s->bound_v = v;
+					s->bound_cap = cap;
+				}
+			}
+			if (added && id < s->bound_cap) {
+				s->bound_v[id].dso = m->dso;
+				s->bound_v[id].err = err;
+			} else if (added) {
+				/* no room to remember it: forget the key too */
+				keytab__delete(s->bound);
+				s->bound = NULL;
+			}
+		}
+	} else {
 		err = -ENOENT;
+	}
 	if (m->dso == NULL)
 		m->dso_err = err != 0 ? err : -ENOENT;
 	else if (m->bid_size == 0 && m->dso->build_id_size > 0) {
@@ -687,6 +733,12 @@ static int resolve_jit(struct symbolizer *s, struct addrspace *as, uint64_t addr
 		perfmap__init(pm);
 	}
 	sym = pm->state == 1 ? (struct symtab_sym *)symtab__find(&pm->syms, addr) : NULL;
+	/* A recording's map was written before it is read: read it once. */
+	if (sym == NULL && s->offline && pm->state != 0) {
+		snprintf(s->err, sizeof(s->err), "no symbol at 0x%" PRIx64 " in pid %u: %s",
+			 addr, (unsigned)as->pid, pm->state == 1 ? "not in its perf map" : pm->why);
+		return -ENOENT;
+	}
 	if (sym == NULL) {
 		/* A miss may be code the JIT added since: read again if it grew. */
 		/* A recording's pid is not this machine's: the file's owner must be us or root. */

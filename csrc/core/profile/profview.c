@@ -1,0 +1,571 @@
+/*
+ * A profile view: unique addresses gathered per address space in the order
+ * they first appear (the kernel's one space, each pid's own), resolved
+ * space by space, then every stack mapped to frame ids.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "base/keytab.h"
+#include "profile/profview.h"
+#include "profile/stacktab.h"
+#include "symbol/symbolizer.h"
+
+#define KERNEL_SPACE INT64_C(-2)
+
+/* An interned (space, address): the frames it became. */
+struct pv_addr {
+	int64_t space;
+	uint64_t addr;
+	uint32_t first, n;     /* frames [first, first + n) */
+};
+
+struct pv_stack {
+	size_t off;            /* into ids */
+	unsigned n, depth;
+	uint32_t comm, thread_comm, event;
+};
+
+struct profview {
+	const struct stacktab *st;
+	struct keytab *strs;
+	struct pv_frame *frames;
+	size_t nframes, frames_cap;
+	struct pv_stack *stacks;
+	size_t nstacks;
+	uint32_t *ids;
+	size_t nids, ids_cap;
+	/* named frames of st: name index -> frame id + 1 */
+	uint32_t *named;
+	size_t nnamed;
+};
+
+int profview__intern(struct profview *pv, const char *s, size_t len, uint32_t *id)
+{
+	return keytab__intern(pv->strs, s, len, id, NULL);
+}
+
+static uint32_t intern(struct profview *pv, const char *s, int *rc)
+{
+	uint32_t id = PV_NONE;
+
+	if (s && *rc == 0)
+		*rc = keytab__intern(pv->strs, s, strlen(s), &id, NULL);
+	return *rc ? PV_NONE : id;
+}
+
+const char *profview__str(const struct profview *pv, uint32_t id)
+{
+	return keytab__str(pv->strs, id);
+}
+
+size_t profview__strlen(const struct profview *pv, uint32_t id)
+{
+	size_t n;
+
+	keytab__key(pv->strs, id, &n);
+	return n;
+}
+
+size_t profview__nstrs(const struct profview *pv)
+{
+	return keytab__count(pv->strs);
+}
+
+int profview__strcmp(const struct profview *pv, uint32_t a, uint32_t b)
+{
+	size_t la, lb;
+	const void *x = keytab__key(pv->strs, a, &la), *y = keytab__key(pv->strs, b, &lb);
+	int c;
+
+	if (a == b)
+		return 0;
+	c = memcmp(x, y, la < lb ? la : lb);
+	if (c)
+		return c;
+	return la < lb ? -1 : la > lb;
+}
+
+static struct pv_frame *new_frame(struct profview *pv, uint32_t *id)
+{
+	struct pv_frame *f;
+
+	if (pv->nframes == pv->frames_cap) {
+		size_t cap = pv->frames_cap ? pv->frames_cap * 2 : 1024;
+		f = realloc(pv->frames, cap * sizeof *f);
+		if (!f)
+			return NULL;
+		pv->frames = f;
+		pv->frames_cap = cap;
+	}
+	*id = (uint32_t)pv->nframes;
+	f = &pv->frames[pv->nframes++];
+	memset(f, 0, sizeof *f);
+	f->name = f->mangled = f->dso = f->file = f->build_id = PV_NONE;
+	return f;
+}
+
+static const char *basename_of(const char *path, char *buf, size_t size)
+{
+	size_t n = strlen(path);
+	const char *b;
+
+	while (n > 0 && path[n - 1] == '/')
+		n--;
+	b = path + n;
+	while (b > path && b[-1] != '/')
+		b--;
+	n = (size_t)(path + n - b);
+	if (n >= size)
+		n = size - 1;
+	memcpy(buf, b, n);
+	buf[n] = '\0';
+	return buf;
+}
+
+/* perf's short name of a JIT map (dso__set_basename): "[JIT] tid N". */
+static int jit_map_tid(const char *dso, unsigned long *tid)
+{
+	const char *p = dso + 10;
+	char *end;
+
+	if (strncmp(dso, "/tmp/perf-", 10) != 0 || *p < '0' || *p > '9')
+		return 0;
+	*tid = strtoul(p, &end, 10);
+	return strcmp(end, ".map") == 0;
+}
+
+/* The strings reports print and key on (see pv_frame). */
+static int derive(struct profview *pv, struct pv_frame *f)
+{
+	char buf[4200];
+	int rc = 0;
+	const char *dso = f->dso != PV_NONE ? profview__str(pv, f->dso) : NULL;
+
+	f->has_dso = dso && strcmp(dso, "[unknown]") != 0;
+	if (f->name != PV_NONE) {
+		f->symname = f->abs_symname = f->label = f->name;
+	} else {
+		/* perf's "%#.16llx": no 0x before a zero */
+		if (f->addr == 0)
+			snprintf(buf, sizeof buf, "0000000000000000");
+		else
+			snprintf(buf, sizeof buf, "0x%016" PRIx64, f->addr);
+		f->abs_symname = intern(pv, buf, &rc);
+		if (f->has_rel) {
+			snprintf(buf, sizeof buf, "0x%016" PRIx64, f->rel);
+			f->symname = intern(pv, buf, &rc);
+		} else {
+			f->symname = f->abs_symname;
+		}
+		/* folded stacks: the object as "[libfoo.so]" */
+		if (dso && *dso && strcmp(dso, "[unknown]") != 0) {
+			char b[4096];
+			basename_of(dso, b, sizeof b);
+			if (b[0] == '[')
+				f->label = intern(pv, b, &rc);
+			else {
+				snprintf(buf, sizeof buf, "[%s]", b);
+				f->label = intern(pv, buf, &rc);
+			}
+		} else {
+			f->label = intern(pv, "[unknown]", &rc);
+		}
+	}
+	if (dso && *dso) {
+		unsigned long tid;
+		if (jit_map_tid(dso, &tid)) {
+			snprintf(buf, sizeof buf, "[JIT] tid %lu", tid);
+			f->dsoname = intern(pv, buf, &rc);
+		} else {
+			f->dsoname = intern(pv, basename_of(dso, buf, sizeof buf), &rc);
+		}
+	} else {
+		f->dsoname = intern(pv, "[unknown]", &rc);
+	}
+	return rc;
+}
+
+/* "[Lua] name src:line": the source and line a Lua frame names. */
+static void lua_frame_place(struct profview *pv, struct pv_frame *f, const char *name, int *rc)
+{
+	size_t n = strlen(name), colon, i;
+	const char *sp;
+
+	if (strncmp(name, "[Lua] ", 6) != 0 || n < 8)
+		return;
+	i = n;
+	while (i > 0 && name[i - 1] >= '0' && name[i - 1] <= '9')
+		i--;
+	if (i == n || i == 0 || name[i - 1] != ':')
+		return;
+	colon = i - 1;
+	sp = memchr(name + 6, ' ', colon > 6 ? colon - 6 : 0);
+	if (!sp)
+		return;
+	if (*rc == 0)
+		*rc = keytab__intern(pv->strs, sp + 1, (size_t)(name + colon - (sp + 1)), &f->file, NULL);
+	f->line = (uint32_t)strtoul(name + colon + 1, NULL, 10);
+}
+
+static int named_frame(struct profview *pv, uint64_t named, uint32_t *id)
+{
+	uint64_t idx = named & ~STACKTAB_NAMED_MASK;
+	const char *name = stacktab__name(pv->st, named);
+	struct pv_frame *f;
+	int rc = 0;
+
+	if (idx >= pv->nnamed) {
+		size_t n = pv->nnamed ? pv->nnamed : 16;
+		uint32_t *m;
+		while (n <= idx)
+			n *= 2;
+		m = realloc(pv->named, n * sizeof *m);
+		if (!m)
+			return -ENOMEM;
+		memset(m + pv->nnamed, 0, (n - pv->nnamed) * sizeof *m);
+		pv->named = m;
+		pv->nnamed = n;
+	}
+	if (pv->named[idx]) {
+		*id = pv->named[idx] - 1;
+		return 0;
+	}
+	f = new_frame(pv, id);
+	if (!f)
+		return -ENOMEM;
+	f->kind = PV_LUA;
+	f->name = intern(pv, name ? name : "", &rc);
+	if (name)
+		lua_frame_place(pv, f, name, &rc);
+	if (!rc)
+		rc = derive(pv, f);
+	pv->named[idx] = *id + 1;
+	return rc;
+}
+
+static int is_anon(const char *p)
+{
+	return !strcmp(p, "//anon") || !strncmp(p, "/dev/zero", 9) ||
+	       !strncmp(p, "/anon_hugepage", 14);
+}
+
+/* The frames of one address of a space. */
+static int resolve_addr(struct profview *pv, const struct profview_opts *o,
+			struct pv_addr *a)
+{
+	int kernel = a->space == KERNEL_SPACE;
+	uint32_t pid = kernel ? UINT32_MAX : (uint32_t)a->space;
+	unsigned flags = (kernel ? SYM_KERNEL : SYM_USER) |
+			 (o->lines ? SYM_LINES : 0) | (o->inlines ? SYM_INLINES : 0);
+	struct sym_result r;
+	struct pv_frame *f;
+	uint32_t id;
+	int resolved = 0, rc = 0;
+	unsigned ninl = 0, j;
+	const struct sym_inline *inl = NULL;
+
+	if (o->sym)
+		resolved = symbolizer__resolve(o->sym, pid, a->addr, flags, &r) == 0;
+	f = new_frame(pv, &id);
+	if (!f)
+		return -ENOMEM;
+	a->first = id;
+	a->n = 1;
+	f->kind = kernel ? PV_KERNEL : PV_USER;
+	f->addr = a->addr;
+	f->has_addr = 1;
+	if (resolved) {
+		if (r.kind == SYM_KIND_KERNEL)
+			f->kind = PV_KERNEL;
+		else if (r.kind == SYM_KIND_JIT)
+			f->kind = PV_JIT;
+		else
+			f->kind = PV_USER;
+		f->name = intern(pv, r.name, &rc);
+		if (r.raw_name && r.name && strcmp(r.raw_name, r.name) != 0)
+			f->mangled = intern(pv, r.raw_name, &rc);
+		f->dso = intern(pv, r.dso, &rc);
+		if (r.file) {
+			f->file = intern(pv, r.file, &rc);
+			f->line = r.line;
+		}
+		if (r.build_id[0])
+			f->build_id = intern(pv, r.build_id, &rc);
+		f->offset = r.offset;
+		f->has_offset = 1;
+		if (o->inlines && r.nr_inlined > 0) {
+			ninl = r.nr_inlined;
+			inl = r.inlined;
+			if (r.name && inl[ninl - 1].name && !strcmp(inl[ninl - 1].name, r.name))
+				ninl--;
+		}
+	}
+	if (!kernel && a->addr == PV_TRUNCATED_ADDR && o->truncated_marks) {
+		f->name = intern(pv, "[truncated]", &rc);
+	} else if (!resolved && o->sym) {
+		if (kernel) {
+			const char *dso;
+			if (symbolizer__find_kernel_map(o->sym, a->addr, &dso) == 0)
+				f->dso = intern(pv, dso, &rc);
+		} else {
+			struct sym_map m;
+			if (symbolizer__find_map(o->sym, pid, a->addr, &m) == 0) {
+				if (is_anon(m.path)) {
+					char buf[64];
+					snprintf(buf, sizeof buf, "/tmp/perf-%d.map", (int)pid);
+					f->dso = intern(pv, buf, &rc);
+					f->kind = PV_JIT;
+				} else {
+					f->dso = intern(pv, m.path, &rc);
+					if (a->addr >= m.start) {
+						f->rel = a->addr - m.start + m.pgoff;
+						f->has_rel = 1;
+					}
+				}
+			}
+		}
+	}
+	if (rc || (rc = derive(pv, f)))
+		return rc;
+	/* the functions inlined here: outermost first, innermost deepest */
+	for (j = ninl; j > 0; j--) {
+		struct pv_frame *h, *g = new_frame(pv, &id);
+		if (!g)
+			return -ENOMEM;
+		h = &pv->frames[a->first];   /* new_frame may move the array */
+		g->kind = PV_INLINE;
+		g->addr = a->addr;
+		g->has_addr = 1;
+		g->dso = h->dso;
+		g->name = intern(pv, inl[j - 1].name, &rc);
+		if (inl[j - 1].file) {
+			g->file = intern(pv, inl[j - 1].file, &rc);
+			g->line = inl[j - 1].line;
+		}
+		if (rc || (rc = derive(pv, g)))
+			return rc;
+		a->n++;
+	}
+	return 0;
+}
+
+static int push_id(struct profview *pv, uint32_t id)
+{
+	if (pv->nids == pv->ids_cap) {
+		size_t cap = pv->ids_cap ? pv->ids_cap * 2 : 4096;
+		uint32_t *n = realloc(pv->ids, cap * sizeof *n);
+		if (!n)
+			return -ENOMEM;
+		pv->ids = n;
+		pv->ids_cap = cap;
+	}
+	pv->ids[pv->nids++] = id;
+	return 0;
+}
+
+/* Growable arrays of address ids, one per space in first-seen order. */
+struct space_list {
+	int64_t space;
+	uint32_t *ids;
+	size_t n, cap;
+};
+
+static int build(struct profview *pv, const struct profview_opts *o)
+{
+	const struct stacktab *st = pv->st;
+	size_t ns = stacktab__count(st), i, k;
+	struct keytab *addrs = keytab__new(), *spaces = keytab__new();
+	struct pv_addr *av = NULL;
+	size_t nav = 0, avcap = 0;
+	struct space_list *sl = NULL;
+	size_t nsl = 0, slcap = 0;
+	uint32_t *stack_addr = NULL;   /* per stack address: its pv_addr id or named */
+	size_t nsa = 0, sacap = 0;
+	int rc = 0;
+
+	pv->stacks = calloc(ns ? ns : 1, sizeof *pv->stacks);
+	if (!addrs || !spaces || !pv->stacks) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	/* 1: unique addresses per space, in the order they come */
+	for (i = 0; i < ns && !rc; i++) {
+		struct stacktab_entry e;
+		unsigned j, nk;
+
+		stacktab__get(st, i, &e);
+		nk = e.nkernel > e.nr ? e.nr : e.nkernel;
+		pv->stacks[i].depth = e.nr;
+		if (o->no_frames)
+			continue;
+		for (j = 0; j < e.nr; j++) {
+			uint64_t a = e.addrs[j];
+			struct { int64_t space; uint64_t addr; } key;
+			uint32_t id, sid;
+			int added;
+
+			if (nsa == sacap) {
+				size_t cap = sacap ? sacap * 2 : 4096;
+				uint32_t *n = realloc(stack_addr, cap * sizeof *n);
+				if (!n) { rc = -ENOMEM; break; }
+				stack_addr = n;
+				sacap = cap;
+			}
+			if (stacktab__is_named(a)) {
+				rc = named_frame(pv, a, &id);
+				stack_addr[nsa++] = id | UINT32_C(0x80000000);
+				if (rc)
+					break;
+				continue;
+			}
+			key.space = j < nk ? KERNEL_SPACE : (int64_t)e.pid;
+			key.addr = a;
+			if ((rc = keytab__intern(addrs, &key, sizeof key, &id, &added)))
+				break;
+			if (id >= UINT32_C(0x80000000)) { rc = -E2BIG; break; }
+			stack_addr[nsa++] = id;
+			if (!added)
+				continue;
+			if (nav == avcap) {
+				size_t cap = avcap ? avcap * 2 : 1024;
+				struct pv_addr *n = realloc(av, cap * sizeof *n);
+				if (!n) { rc = -ENOMEM; break; }
+				av = n;
+				avcap = cap;
+			}
+			av[nav].space = key.space;
+			av[nav].addr = a;
+			av[nav].first = av[nav].n = 0;
+			nav++;
+			if ((rc = keytab__intern(spaces, &key.space, sizeof key.space, &sid, &added)))
+				break;
+			if (added) {
+				if (nsl == slcap) {
+					size_t cap = slcap ? slcap * 2 : 16;
+					struct space_list *n = realloc(sl, cap * sizeof *n);
+					if (!n) { rc = -ENOMEM; break; }
+					sl = n;
+					slcap = cap;
+				}
+				memset(&sl[nsl], 0, sizeof sl[nsl]);
+				sl[nsl++].space = key.space;
+			}
+			if (sl[sid].n == sl[sid].cap) {
+				size_t cap = sl[sid].cap ? sl[sid].cap * 2 : 64;
+				uint32_t *n = realloc(sl[sid].ids, cap * sizeof *n);
+				if (!n) { rc = -ENOMEM; break; }
+				sl[sid].ids = n;
+				sl[sid].cap = cap;
+			}
+			sl[sid].ids[sl[sid].n++] = id;
+		}
+	}
+	/* 2: each space's addresses resolved, in their order */
+	for (k = 0; k < nsl && !rc; k++)
+		for (i = 0; i < sl[k].n && !rc; i++)
+			rc = resolve_addr(pv, o, &av[sl[k].ids[i]]);
+	/* 3: stacks as frame ids, root first */
+	nsa = 0;
+	for (i = 0; i < ns && !rc; i++) {
+		struct pv_stack *s = &pv->stacks[i];
+		struct stacktab_entry e;
+		const char *c;
+		size_t base = nsa;
+		unsigned j;
+
+		stacktab__get(st, i, &e);
+		c = e.comm ? e.comm : stacktab__comm(st, e.pid);
+		s->comm = intern(pv, c, &rc);
+		s->thread_comm = intern(pv, stacktab__thread_comm(st, e.tid), &rc);
+		s->event = intern(pv, e.event ? e.event : "", &rc);
+		s->off = pv->nids;
+		if (o->no_frames)
+			continue;
+		nsa += e.nr;
+		for (j = e.nr; j > 0 && !rc; j--) {
+			uint32_t x = stack_addr[base + j - 1], m;
+			if (x & UINT32_C(0x80000000)) {
+				rc = push_id(pv, x & ~UINT32_C(0x80000000));
+				continue;
+			}
+			for (m = 0; m < av[x].n && !rc; m++)
+				rc = push_id(pv, av[x].first + m);
+		}
+		s->n = (unsigned)(pv->nids - s->off);
+	}
+	pv->nstacks = ns;
+out:
+	for (k = 0; k < nsl; k++)
+		free(sl[k].ids);
+	free(sl);
+	free(av);
+	free(stack_addr);
+	keytab__delete(addrs);
+	keytab__delete(spaces);
+	return rc;
+}
+
+int profview__new(const struct stacktab *st, const struct profview_opts *o,
+		  struct profview **out)
+{
+	struct profview *pv = calloc(1, sizeof *pv);
+	int rc;
+
+	*out = NULL;
+	if (!pv)
+		return -ENOMEM;
+	pv->st = st;
+	pv->strs = keytab__new();
+	if (!pv->strs) {
+		profview__delete(pv);
+		return -ENOMEM;
+	}
+	rc = build(pv, o);
+	if (rc) {
+		profview__delete(pv);
+		return rc;
+	}
+	*out = pv;
+	return 0;
+}
+
+void profview__delete(struct profview *pv)
+{
+	if (!pv)
+		return;
+	keytab__delete(pv->strs);
+	free(pv->frames);
+	free(pv->stacks);
+	free(pv->ids);
+	free(pv->named);
+	free(pv);
+}
+
+const struct stacktab *profview__table(const struct profview *pv) { return pv->st; }
+size_t profview__nstacks(const struct profview *pv) { return pv->nstacks; }
+size_t profview__nframes(const struct profview *pv) { return pv->nframes; }
+
+void profview__stack(const struct profview *pv, size_t i, const uint32_t **ids, unsigned *n)
+{
+	*ids = pv->ids ? pv->ids + pv->stacks[i].off : NULL;
+	*n = pv->stacks[i].n;
+}
+
+unsigned profview__depth(const struct profview *pv, size_t i) { return pv->stacks[i].depth; }
+uint32_t profview__comm(const struct profview *pv, size_t i) { return pv->stacks[i].comm; }
+uint32_t profview__thread_comm(const struct profview *pv, size_t i) { return pv->stacks[i].thread_comm; }
+uint32_t profview__event(const struct profview *pv, size_t i) { return pv->stacks[i].event; }
+
+const struct pv_frame *profview__frame(const struct profview *pv, uint32_t id)
+{
+	return &pv->frames[id];
+}
+
+size_t profview__bytes(const struct profview *pv)
+{
+	return sizeof *pv + keytab__bytes(pv->strs) + pv->frames_cap * sizeof *pv->frames +
+	       pv->nstacks * sizeof *pv->stacks + pv->ids_cap * sizeof *pv->ids;
+}

@@ -1,0 +1,108 @@
+/*
+ * Profile views: a stack table (stacktab.h) symbolized once, the way every
+ * report reads it.  Each unique (address space, address) of the table is
+ * resolved once and becomes a frame (or, with inline expansion, a run of
+ * frames: the function holding the code, then the functions inlined there,
+ * innermost last); each stack becomes an array of frame ids, root first.
+ * Names, objects and files are interned, so reports key rows, call graphs
+ * and folded stacks on integers and build no string per sample or frame.
+ *
+ * Frames follow lua/perf/stacks.lua's rules (what every renderer reads):
+ * an address no symbol covers keeps the object mapped there, anonymous
+ * executable memory is JIT code named after /tmp/perf-PID.map, and an
+ * unnamed user frame carries its place in the mapping (rel: perf's
+ * map_ip), which reports key it by.
+ *
+ *   struct profview_opts o = { .sym = sym };
+ *   struct profview *pv;
+ *   if (profview__new(st, &o, &pv) < 0) ...
+ *   for (i = 0; i < profview__nstacks(pv); i++) profview__stack(pv, i, &ids, &n);
+ *
+ * The view reads st (its entries, names and comms) and keeps no copy of
+ * it: st outlives the view.  Plain C, no Lua; -errno returns.
+ * Implemented in profview.c.
+ */
+#ifndef LUAPERF_PROFVIEW_H
+#define LUAPERF_PROFVIEW_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct stacktab;
+struct stacktab_entry;
+struct symbolizer;
+struct keytab;
+struct profview;
+
+enum pv_kind {
+	PV_USER = 0,
+	PV_KERNEL,
+	PV_JIT,
+	PV_INLINE,
+	PV_LUA,        /* a named frame of the table (Lua function, VM state) */
+};
+
+#define PV_NONE UINT32_MAX   /* no string */
+/* The root a DWARF unwind that ran off the captured stack was given
+ * (perfdata_profile.h's PERFDATA_PROFILE_TRUNCATED_ADDR). */
+#define PV_TRUNCATED_ADDR 1ULL
+
+struct pv_frame {
+	uint64_t addr;                 /* has_addr */
+	uint64_t rel;                  /* has_rel: addr within its mapping */
+	uint64_t offset;               /* has_offset: from the symbol's start */
+	uint32_t name, mangled, dso, file, build_id;   /* string ids or PV_NONE */
+	uint32_t line;                 /* with file */
+	uint8_t kind;                  /* enum pv_kind */
+	uint8_t has_addr, has_rel, has_offset;
+	/* What reports print and key on (string ids): the symbol as perf
+	 * report prints it (name, else the address in the object, else the
+	 * address), the same with the raw address (a call chain entry's
+	 * key), the object's short name, and the label of folded stacks and
+	 * flame graphs. */
+	uint32_t symname, abs_symname, dsoname, label;
+	uint8_t has_dso;               /* a dso other than "[unknown]" */
+};
+
+struct profview_opts {
+	struct symbolizer *sym;        /* NULL: frames are bare addresses */
+	int lines;                     /* file:line of each frame */
+	int inlines;                   /* expand inline chains into frames */
+	int truncated_marks;           /* user address 1 is "[truncated]" */
+	int no_frames;                 /* stacks with no frames (depth only) */
+};
+
+int profview__new(const struct stacktab *st, const struct profview_opts *o,
+		  struct profview **out);
+void profview__delete(struct profview *pv);
+
+const struct stacktab *profview__table(const struct profview *pv);
+size_t profview__nstacks(const struct profview *pv);
+/* Stack i's frame ids, root first. */
+void profview__stack(const struct profview *pv, size_t i, const uint32_t **ids, unsigned *n);
+/* The stack's depth in addresses (what no_frames views still know). */
+unsigned profview__depth(const struct profview *pv, size_t i);
+/* Stack i's command name (string id: the name its samples were taken
+ * under, else the pid's last COMM; PV_NONE), its thread's last name
+ * (PV_NONE) and its event (string id, "" when unknown). */
+uint32_t profview__comm(const struct profview *pv, size_t i);
+uint32_t profview__thread_comm(const struct profview *pv, size_t i);
+uint32_t profview__event(const struct profview *pv, size_t i);
+
+size_t profview__nframes(const struct profview *pv);
+const struct pv_frame *profview__frame(const struct profview *pv, uint32_t id);
+
+/* Interned strings. */
+const char *profview__str(const struct profview *pv, uint32_t id);
+size_t profview__strlen(const struct profview *pv, uint32_t id);
+/* How many strings are interned (ids are below it). */
+size_t profview__nstrs(const struct profview *pv);
+/* The id of s, interning it (string ids compare equal iff the strings do). */
+int profview__intern(struct profview *pv, const char *s, size_t len, uint32_t *id);
+/* Bytes the view holds. */
+size_t profview__bytes(const struct profview *pv);
+
+/* Orders two interned strings as Lua's `<` does in the C locale (bytes). */
+int profview__strcmp(const struct profview *pv, uint32_t a, uint32_t b);
+
+#endif

@@ -1,0 +1,573 @@
+/*
+ * Rows: a key table of binary keys (one uint64_t per sort key: a symbol is
+ * its name's string id and level, an object its short name's id, a command
+ * its name's id, a thread or CPU its number), each row's sums beside it.
+ * A row seen on a stack is stamped with the stack's index, so a key counts
+ * once per stack in O(1).
+ *
+ * perf 6.1's children mode, followed here as lua/perf/report.lua does:
+ * it walks a chain root first and an entry no object maps takes the level
+ * ([k]/[.]) of the entry before it (the sample's own level before the
+ * first); such an entry is keyed by its address alone (as a user one) and
+ * shows the level of the sample that made its row.  An unnamed frame of a
+ * mapped object is keyed, as the sample's own entry, by its address in the
+ * object, and as a call chain entry by its raw address: in children mode
+ * a leaf counts under both.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "base/keytab.h"
+#include "profile/profview.h"
+#include "profile/pvreport.h"
+#include "profile/stacktab.h"
+
+struct pvreport {
+	struct pvreport_row *rows;    /* all rows, then the kept ones sorted */
+	size_t n;
+	uint64_t total;
+	char *keys;                   /* the key strings, one block */
+	const struct profview *pv;
+	int children;
+};
+
+/* The value of a stack key for stack i. */
+static uint64_t stack_part(struct profview *pv, enum pvr_key k, size_t i,
+			   const struct stacktab_entry *e, uint32_t unknown)
+{
+	uint32_t c;
+
+	switch (k) {
+	case PVR_COMM:
+		c = profview__comm(pv, i);
+		return c == PV_NONE ? unknown : c;
+	case PVR_PID:
+		return (uint64_t)(int64_t)e->pid;
+	case PVR_TID:
+		return (uint64_t)(int64_t)e->tid;
+	default:   /* PVR_CPU: a profile's stacks keep no CPU */
+		return (uint64_t)(int64_t)-1;
+	}
+}
+
+static uint64_t sym_part(uint32_t symname, int kind)
+{
+	return ((uint64_t)symname << 1) | (kind == PV_KERNEL);
+}
+
+struct acc {
+	struct profview *pv;
+	const struct pvreport_opts *o;
+	struct keytab *kt;
+	struct pvreport_row *rows;
+	size_t cap;
+	size_t *stamp;                /* per row: stack index + 1 last counted */
+	uint64_t key[PVR_MAX_KEYS];
+};
+
+/* The row of acc->key (a new one made from stack i and frame f). */
+static int row_of(struct acc *a, size_t i, uint32_t frame, int kind, int absolute,
+		  struct pvreport_row **out)
+{
+	uint32_t id;
+	int added, rc;
+
+	rc = keytab__intern(a->kt, a->key, a->o->nkeys * sizeof a->key[0], &id, &added);
+	if (rc)
+		return rc;
+	if (added) {
+		struct pvreport_row *r;
+		if (id >= a->cap) {
+			size_t cap = a->cap ? a->cap * 2 : 1024;
+			r = realloc(a->rows, cap * sizeof *r);
+			size_t *s = r ? realloc(a->stamp, cap * sizeof *s) : NULL;
+			if (!r)
+				return -ENOMEM;
+			a->rows = r;
+			if (!s)
+				return -ENOMEM;
+			a->stamp = s;
+			a->cap = cap;
+		}
+		r = &a->rows[id];
+		memset(r, 0, sizeof *r);
+		a->stamp[id] = 0;
+		r->stack = i;
+		r->frame = frame;
+		r->symname = r->dsoname = PV_NONE;
+		if (frame != PV_NONE) {
+			const struct pv_frame *f = profview__frame(a->pv, frame);
+			r->kind = (uint8_t)kind;
+			r->symname = absolute ? f->abs_symname : f->symname;
+			r->dsoname = f->dsoname;
+		}
+	}
+	*out = &a->rows[id];
+	return 0;
+}
+
+/* Fills the frame parts of acc->key for frame f seen as (symname, kind). */
+static void frame_parts(struct acc *a, const struct pv_frame *f, uint32_t symname, int kind)
+{
+	unsigned k;
+
+	for (k = 0; k < a->o->nkeys; k++) {
+		if (a->o->keys[k] == PVR_SYM)
+			a->key[k] = sym_part(symname, kind);
+		else if (a->o->keys[k] == PVR_DSO)
+			a->key[k] = f->dsoname;
+	}
+}
+
+static int has_frame_keys(const struct pvreport_opts *o)
+{
+	unsigned k;
+
+	for (k = 0; k < o->nkeys; k++)
+		if (o->keys[k] == PVR_SYM || o->keys[k] == PVR_DSO)
+			return 1;
+	return 0;
+}
+
+static int count_stack(struct acc *a, size_t i, uint8_t *view, uint32_t unknown)
+{
+	const struct pvreport_opts *o = a->o;
+	struct profview *pv = a->pv;
+	struct stacktab_entry e;
+	const uint32_t *ids;
+	unsigned nf, k;
+	uint64_t w;
+	struct pvreport_row *r;
+	int children = o->children, rc;
+	size_t stamp = i + 1;
+	long j;
+
+	stacktab__get(profview__table(pv), i, &e);
+	profview__stack(pv, i, &ids, &nf);
+	w = o->by_period ? e.period : e.count;
+	for (k = 0; k < o->nkeys; k++)
+		if (o->keys[k] != PVR_SYM && o->keys[k] != PVR_DSO)
+			a->key[k] = stack_part(pv, o->keys[k], i, &e, unknown);
+	if (!has_frame_keys(o)) {
+		rc = row_of(a, i, nf ? ids[nf - 1] : PV_NONE,
+			    nf ? profview__frame(pv, ids[nf - 1])->kind : 0, 0, &r);
+		if (rc)
+			return rc;
+		r->self += w;
+		r->total += w;
+		r->samples += e.count;
+		return 0;
+	}
+	if (nf == 0)
+		return 0;
+	if (children) {
+		int level = profview__frame(pv, ids[nf - 1])->kind;
+		for (j = 0; j < (long)nf; j++) {
+			const struct pv_frame *f = profview__frame(pv, ids[j]);
+			view[j] = 0xff;
+			if (f->has_dso)
+				level = f->kind;
+			else if (f->kind != level && f->kind != PV_LUA && j < (long)nf - 1)
+				view[j] = (uint8_t)level;
+		}
+	}
+	for (j = (long)nf - 1; j >= 0; j--) {
+		const struct pv_frame *f = profview__frame(pv, ids[j]);
+		int kind = children && view[j] != 0xff ? view[j] : f->kind;
+		int leaf = j == (long)nf - 1;
+		int keykind = children && !f->has_dso && kind != PV_LUA ? PV_USER : kind;
+
+		if (children && f->has_rel) {
+			frame_parts(a, f, f->abs_symname, kind);
+			if ((rc = row_of(a, i, ids[j], kind, 1, &r)))
+				return rc;
+			if (a->stamp[r - a->rows] != stamp) {
+				a->stamp[r - a->rows] = stamp;
+				r->total += w;
+			}
+		}
+		if (leaf || !(children && f->has_rel)) {
+			frame_parts(a, f, f->symname, keykind);
+			if ((rc = row_of(a, i, ids[j], kind, 0, &r)))
+				return rc;
+			if (a->stamp[r - a->rows] != stamp) {
+				a->stamp[r - a->rows] = stamp;
+				r->total += w;
+				if (leaf) {
+					r->self += w;
+					r->samples += e.count;
+				}
+			}
+		}
+	}
+	return 0;
+}
+
+/* The key string of lua/perf/report.lua: frame parts joined by "\2"
+ * (a symbol is its name, "\1", then k or u), then "\3" and each stack
+ * part. */
+static size_t key_string(const struct pvreport_opts *o, struct profview *pv,
+			 const uint64_t *key, char *buf, size_t size)
+{
+	size_t n = 0;
+	unsigned k;
+	int nframe = 0;
+
+#define PUT(s, l) do { size_t l_ = (l); if (n + l_ < size) memcpy(buf + n, (s), l_); n += l_; } while (0)
+	for (k = 0; k < o->nkeys; k++) {
+		if (o->keys[k] != PVR_SYM && o->keys[k] != PVR_DSO)
+			continue;
+		if (nframe++)
+			PUT("\2", 1);
+		if (o->keys[k] == PVR_SYM) {
+			uint32_t s = (uint32_t)(key[k] >> 1);
+			PUT(profview__str(pv, s), profview__strlen(pv, s));
+			PUT(key[k] & 1 ? "\1k" : "\1u", 2);
+		} else {
+			PUT(profview__str(pv, (uint32_t)key[k]), profview__strlen(pv, (uint32_t)key[k]));
+		}
+	}
+	for (k = 0; k < o->nkeys; k++) {
+		char num[32];
+		if (o->keys[k] == PVR_SYM || o->keys[k] == PVR_DSO)
+			continue;
+		PUT("\3", 1);
+		if (o->keys[k] == PVR_COMM) {
+			PUT(profview__str(pv, (uint32_t)key[k]), profview__strlen(pv, (uint32_t)key[k]));
+		} else {
+			int l = snprintf(num, sizeof num, "%" PRId64, (int64_t)key[k]);
+			PUT(num, (size_t)l);
+		}
+	}
+#undef PUT
+	return n;
+}
+
+static int keycmp(const struct pvreport_row *a, const struct pvreport_row *b)
+{
+	int c = memcmp(a->key, b->key, a->keylen < b->keylen ? a->keylen : b->keylen);
+
+	if (c)
+		return c;
+	return a->keylen < b->keylen ? -1 : a->keylen > b->keylen;
+}
+
+/* Self mode: by self, then key. */
+static int by_self(const void *x, const void *y)
+{
+	const struct pvreport_row *a = x, *b = y;
+
+	if (a->self != b->self)
+		return a->self > b->self ? -1 : 1;
+	return keycmp(a, b);
+}
+
+/* Children mode: by total, then self, then key. */
+static int by_total(const void *x, const void *y)
+{
+	const struct pvreport_row *a = x, *b = y;
+
+	if (a->total != b->total)
+		return a->total > b->total ? -1 : 1;
+	return by_self(x, y);
+}
+
+int pvreport__new(struct profview *pv, const struct pvreport_opts *o, struct pvreport **out)
+{
+	struct acc a;
+	struct pvreport *r;
+	size_t ns = profview__nstacks(pv), i, nrows, kept, bytes = 0;
+	uint8_t *view = NULL;
+	size_t viewcap = 0;
+	uint32_t unknown;
+	int rc;
+
+	*out = NULL;
+	if (o->nkeys == 0 || o->nkeys > PVR_MAX_KEYS)
+		return -EINVAL;
+	memset(&a, 0, sizeof a);
+	a.pv = pv;
+	a.o = o;
+	a.kt = keytab__new();
+	r = calloc(1, sizeof *r);
+	if (!a.kt || !r || (rc = profview__intern(pv, "[unknown]", 9, &unknown))) {
+		rc = -ENOMEM;
+		goto fail;
+	}
+	for (i = 0; i < ns; i++) {
+		struct stacktab_entry e;
+		const uint32_t *ids;
+		unsigned nf;
+
+		if (o->keep && !o->keep[i])
+			continue;
+		profview__stack(pv, i, &ids, &nf);
+		if (nf > viewcap) {
+			uint8_t *v = realloc(view, nf);
+			if (!v) { rc = -ENOMEM; goto fail; }
+			view = v;
+			viewcap = nf;
+		}
+		if ((rc = count_stack(&a, i, view, unknown)))
+			goto fail;
+		stacktab__get(profview__table(pv), i, &e);
+		r->total += o->by_period ? e.period : e.count;
+	}
+	nrows = keytab__count(a.kt);
+	/* kept rows first, their key strings in one block */
+	for (i = kept = 0; i < nrows; i++) {
+		size_t len;
+		const uint64_t *key = keytab__key(a.kt, (uint32_t)i, &len);
+		if (!(o->children || a.rows[i].self > 0))
+			continue;
+		a.rows[kept] = a.rows[i];
+		a.rows[kept].keylen = key_string(o, pv, key, NULL, 0);
+		bytes += a.rows[kept].keylen + 1;
+		/* remember where the key is: the string is made below */
+		a.rows[kept].key = (const char *)key;
+		kept++;
+	}
+	r->keys = malloc(bytes ? bytes : 1);
+	if (!r->keys) {
+		rc = -ENOMEM;
+		goto fail;
+	}
+	bytes = 0;
+	for (i = 0; i < kept; i++) {
+		const uint64_t *key = (const uint64_t *)(const void *)a.rows[i].key;
+		key_string(o, pv, key, r->keys + bytes, a.rows[i].keylen + 1);
+		r->keys[bytes + a.rows[i].keylen] = '\0';
+		a.rows[i].key = r->keys + bytes;
+		bytes += a.rows[i].keylen + 1;
+	}
+	qsort(a.rows, kept, sizeof *a.rows, o->children ? by_total : by_self);
+	r->rows = a.rows;
+	r->n = kept;
+	r->pv = pv;
+	r->children = o->children;
+	free(a.stamp);
+	free(view);
+	keytab__delete(a.kt);
+	*out = r;
+	return 0;
+fail:
+	free(a.rows);
+	free(a.stamp);
+	free(view);
+	keytab__delete(a.kt);
+	if (r)
+		free(r->keys);
+	free(r);
+	return rc;
+}
+
+void pvreport__delete(struct pvreport *r)
+{
+	if (!r)
+		return;
+	free(r->rows);
+	free(r->keys);
+	free(r);
+}
+
+size_t pvreport__count(const struct pvreport *r) { return r->n; }
+const struct pvreport_row *pvreport__row(const struct pvreport *r, size_t i) { return &r->rows[i]; }
+uint64_t pvreport__total(const struct pvreport *r) { return r->total; }
+
+/* Call graphs. */
+
+struct pvgraph {
+	struct pvgraph_node *nodes;
+	size_t n, cap;
+	uint32_t *kids;          /* every node's kids, sorted, in one array */
+	uint32_t *sib;           /* while building: a node's next sibling */
+	uint32_t *roots;
+	const struct profview *pv;
+};
+
+static int graph_node(struct pvgraph *g, uint32_t name, uint32_t *id)
+{
+	if (g->n == g->cap) {
+		size_t cap = g->cap ? g->cap * 2 : 1024;
+		struct pvgraph_node *n = realloc(g->nodes, cap * sizeof *n);
+		uint32_t *sib;
+		if (!n)
+			return -ENOMEM;
+		g->nodes = n;
+		sib = realloc(g->sib, cap * sizeof *sib);
+		if (!sib)
+			return -ENOMEM;
+		g->sib = sib;
+		g->cap = cap;
+	}
+	if (g->n >= UINT32_MAX - 1)
+		return -E2BIG;
+	*id = (uint32_t)g->n;
+	memset(&g->nodes[g->n], 0, sizeof g->nodes[0]);
+	g->nodes[g->n++].name = name;
+	return 0;
+}
+
+/* The kid of node named name: edges in a key table (parent, name) -> id. */
+static int graph_kid(struct pvgraph *g, struct keytab *edges, uint32_t parent,
+		     uint32_t name, uint32_t **edge_node, size_t *edge_cap, uint32_t *out)
+{
+	uint32_t key[2] = { parent, name }, e;
+	int added, rc = keytab__intern(edges, key, sizeof key, &e, &added);
+
+	if (rc)
+		return rc;
+	if (added) {
+		if (e >= *edge_cap) {
+			size_t cap = *edge_cap ? *edge_cap * 2 : 1024;
+			uint32_t *n = realloc(*edge_node, cap * sizeof *n);
+			if (!n)
+				return -ENOMEM;
+			*edge_node = n;
+			*edge_cap = cap;
+		}
+		if ((rc = graph_node(g, name, &(*edge_node)[e])))
+			return rc;
+		/* kids linked newest first (kids: the first, sib: the next);
+		 * sorted at the end anyway */
+		g->sib[(*edge_node)[e]] = g->nodes[parent].nkids ? g->nodes[parent].kids : UINT32_MAX;
+		g->nodes[parent].kids = (*edge_node)[e];
+		g->nodes[parent].nkids++;
+	}
+	*out = (*edge_node)[e];
+	return 0;
+}
+
+static int kid_order(const void *x, const void *y, void *arg)
+{
+	const struct pvgraph *g = arg;
+	const struct pvgraph_node *a = &g->nodes[*(const uint32_t *)x];
+	const struct pvgraph_node *b = &g->nodes[*(const uint32_t *)y];
+
+	if (a->w != b->w)
+		return a->w > b->w ? -1 : 1;
+	return profview__strcmp(g->pv, a->name, b->name);
+}
+
+int pvgraph__new(struct profview *pv, const struct pvreport_opts *o,
+		 const struct pvgraph_key *keys, size_t n, struct pvgraph **out)
+{
+	struct pvgraph *g = calloc(1, sizeof *g);
+	struct keytab *want = keytab__new(), *edges = keytab__new();
+	uint32_t *edge_node = NULL;
+	size_t edge_cap = 0, *stamp = NULL, ns = profview__nstacks(pv), i, at;
+	int rc = 0;
+
+	*out = NULL;
+	if (!g || !want || !edges || !(g->roots = calloc(n ? n : 1, sizeof *g->roots)) ||
+	    !(stamp = calloc(n ? n : 1, sizeof *stamp))) {
+		rc = -ENOMEM;
+		goto done;
+	}
+	g->pv = pv;
+	for (i = 0; i < n && !rc; i++) {
+		uint64_t k = sym_part(keys[i].symname, keys[i].kernel ? PV_KERNEL : PV_USER);
+		uint32_t id;
+		rc = keytab__intern(want, &k, sizeof k, &id, NULL);
+		if (!rc)
+			rc = graph_node(g, PV_NONE, &g->roots[i]);
+	}
+	for (i = 0; i < ns && !rc; i++) {
+		struct stacktab_entry e;
+		const uint32_t *ids;
+		unsigned nf;
+		uint64_t w;
+		long j, from, to;
+
+		if (o->keep && !o->keep[i])
+			continue;
+		profview__stack(pv, i, &ids, &nf);
+		if (nf == 0)
+			continue;
+		stacktab__get(profview__table(pv), i, &e);
+		w = o->by_period ? e.period : e.count;
+		from = o->children ? 0 : (long)nf - 1;
+		to = o->children ? (long)nf : (long)nf;
+		for (j = from; j < to && !rc; j++) {
+			const struct pv_frame *f = profview__frame(pv, ids[j]);
+			uint64_t k = sym_part(f->symname, f->kind);
+			uint32_t wi, node;
+			long m;
+
+			if (keytab__find(want, &k, sizeof k, &wi) || stamp[wi] == i + 1)
+				continue;
+			stamp[wi] = i + 1;
+			node = g->roots[wi];
+			g->nodes[node].w += w;
+			if (o->children) {
+				for (m = j == (long)nf - 1 ? 0 : j; m < (long)nf && !rc; m++) {
+					rc = graph_kid(g, edges, node, profview__frame(pv, ids[m])->symname,
+						       &edge_node, &edge_cap, &node);
+					if (!rc)
+						g->nodes[node].w += w;
+				}
+			} else {
+				for (m = (long)nf - 1; m >= 0 && !rc; m--) {
+					rc = graph_kid(g, edges, node, profview__frame(pv, ids[m])->symname,
+						       &edge_node, &edge_cap, &node);
+					if (!rc)
+						g->nodes[node].w += w;
+				}
+			}
+		}
+	}
+	if (rc)
+		goto done;
+	/* the kids lists: from the linked ones into one sorted array */
+	g->kids = malloc((g->n ? g->n : 1) * sizeof *g->kids);
+	if (!g->kids) {
+		rc = -ENOMEM;
+		goto done;
+	}
+	at = 0;
+	for (i = 0; i < g->n; i++) {
+		struct pvgraph_node *nd = &g->nodes[i];
+		uint32_t c = nd->kids, m;
+		nd->kids = (uint32_t)at;
+		for (m = 0; m < nd->nkids; m++) {
+			g->kids[at + m] = c;
+			c = g->sib[c];
+		}
+		at += nd->nkids;
+	}
+	for (i = 0; i < g->n; i++)
+		qsort_r(g->kids + g->nodes[i].kids, g->nodes[i].nkids, sizeof *g->kids, kid_order, g);
+	free(g->sib);
+	g->sib = NULL;
+done:
+	free(edge_node);
+	free(stamp);
+	keytab__delete(want);
+	keytab__delete(edges);
+	if (rc) {
+		pvgraph__delete(g);
+		return rc;
+	}
+	*out = g;
+	return 0;
+}
+
+void pvgraph__delete(struct pvgraph *g)
+{
+	if (!g)
+		return;
+	free(g->nodes);
+	free(g->sib);
+	free(g->kids);
+	free(g->roots);
+	free(g);
+}
+
+uint32_t pvgraph__root(const struct pvgraph *g, size_t i) { return g->roots[i]; }
+const struct pvgraph_node *pvgraph__node(const struct pvgraph *g, uint32_t id) { return &g->nodes[id]; }
+uint32_t pvgraph__kid(const struct pvgraph *g, const struct pvgraph_node *n, uint32_t j)
+{
+	return g->kids[n->kids + j];
+}

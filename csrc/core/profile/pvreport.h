@@ -1,0 +1,93 @@
+/*
+ * Reports over a profile view (profview.h), in C: rows keyed by perf's
+ * sort keys, self and children sums, sorted; and the call graph under
+ * rows, as perf report -g draws it.  lua/perf/report.lua holds the same
+ * rules for stack lists built in Lua; `luaperf report` runs these.
+ *
+ * A row's key is a tuple of the sort keys' values: a frame's symbol
+ * (perf's [k]/[.] level with it) and object, the stack's command, thread
+ * and CPU.  Self: samples whose leaf has the key; children (total): samples
+ * that have the key anywhere on their stack, counted once.  Children mode
+ * follows perf 6.1's quirks for frames no object maps (see pvreport.c).
+ *
+ * Plain C, no Lua; -errno returns.  Implemented in pvreport.c.
+ */
+#ifndef LUAPERF_PVREPORT_H
+#define LUAPERF_PVREPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct profview;
+
+enum pvr_key {
+	PVR_SYM = 0,
+	PVR_DSO,
+	PVR_COMM,
+	PVR_PID,
+	PVR_TID,
+	PVR_CPU,
+};
+#define PVR_MAX_KEYS 8
+
+struct pvreport_opts {
+	enum pvr_key keys[PVR_MAX_KEYS];
+	unsigned nkeys;
+	int children;          /* rows by total (callees included) */
+	int by_period;         /* weight: period, else sample counts */
+	const uint8_t *keep;   /* per stack, nonzero to count it; NULL: all */
+};
+
+struct pvreport_row {
+	uint64_t self, total, samples;
+	size_t stack;          /* the first stack counted in the row */
+	uint32_t frame;        /* its frame, PV_NONE when the row has none */
+	uint8_t kind;          /* the level it shows (enum pv_kind) */
+	uint32_t symname;      /* the symbol it prints (string id), or PV_NONE */
+	uint32_t dsoname;      /* the object's short name, or PV_NONE */
+	/* The row's key as lua/perf/report.lua spells it (ties sort by it). */
+	const char *key;
+	size_t keylen;
+};
+
+struct pvreport;
+
+/* Rows of pv (sorted: by total in children mode, else by self; then
+ * self; then key), rows without self left out unless children.  0 or
+ * -ENOMEM / -EINVAL (a bad key list). */
+int pvreport__new(struct profview *pv, const struct pvreport_opts *o, struct pvreport **out);
+void pvreport__delete(struct pvreport *r);
+size_t pvreport__count(const struct pvreport *r);
+const struct pvreport_row *pvreport__row(const struct pvreport *r, size_t i);
+/* The weight of the stacks counted (those o->keep keeps). */
+uint64_t pvreport__total(const struct pvreport *r);
+
+/*
+ * Call graphs: one tree per symbol key asked for (a row's symname and
+ * whether its level is the kernel's), built in one pass over the stacks.
+ * Children mode: a sample whose leaf has the key gives its whole chain,
+ * root first; one where a caller has it, the chain from the first such
+ * frame down to the leaf.  Self mode: samples whose leaf has it, leaf
+ * first.  Nodes are named by their frames' symbols; each node's kids are
+ * sorted by weight, then name.
+ */
+struct pvgraph;
+struct pvgraph_node {
+	uint32_t name;         /* string id (root: PV_NONE) */
+	uint64_t w;
+	uint32_t kids, nkids;  /* kids: index of the first in pvgraph__kid order */
+};
+struct pvgraph_key {
+	uint32_t symname;
+	int kernel;
+};
+int pvgraph__new(struct profview *pv, const struct pvreport_opts *o,
+		 const struct pvgraph_key *keys, size_t n, struct pvgraph **out);
+void pvgraph__delete(struct pvgraph *g);
+/* The root node of keys[i]. */
+uint32_t pvgraph__root(const struct pvgraph *g, size_t i);
+const struct pvgraph_node *pvgraph__node(const struct pvgraph *g, uint32_t id);
+/* The j-th kid of a node (0 <= j < nkids). */
+uint32_t pvgraph__kid(const struct pvgraph *g, const struct pvgraph_node *n, uint32_t j);
+
+#endif
