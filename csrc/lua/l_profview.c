@@ -15,7 +15,8 @@
  *   v:callgraph(rows, {children=, weight=, event=, comm=, pid=, tid=, min=})
  *       -> { [i] = tree of rows[i] } (nodes { name=, w=, kids=, nkids= }:
  *          kids lighter than min left out, nkids counts them all)
- *   v:folded{ annotate=, comm=, weight=, event=, pid=, tid= }  -> text
+ *   v:folded{ annotate=, comm_frame=, weight=, event=, comm=, pid=, tid= }  -> text
+ *       (comm_frame = false: no command as the root frame)
  *   v:list{ event= }  -> the stack list of lua/perf/stacks.lua
  *
  * Filters: event, comm (a name or a list), pid and tid (a number or a
@@ -558,7 +559,7 @@ static int v_folded(lua_State *L)
 		luaL_checktype(L, 2, LUA_TTABLE);
 	lua_settop(L, 2);
 	o.annotate = lperf_optfield_bool(L, 2, "annotate", 0);
-	o.with_comm = lperf_optfield_bool(L, 2, "comm", 1);
+	o.with_comm = lperf_optfield_bool(L, 2, "comm_frame", 1);
 	o.by_period = by_period(L, 2);
 	o.keep = keep_mask(L, pv, 2, 0, o.by_period, &all);
 	rc = profview__folded(pv, &o, &text, &len);

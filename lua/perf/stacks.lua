@@ -547,13 +547,14 @@ end
 -- Every pending warning of sym, first in list.meta.warnings, in order.
 local function take_warnings(sym, list)
   if not (sym and sym.warning) then return end
+  local meta = list.meta or list
   local i = 0
   while true do
     local w = sym:warning()
     if not w then return end
-    list.meta.warnings = list.meta.warnings or {}
+    meta.warnings = meta.warnings or {}
     i = i + 1
-    table.insert(list.meta.warnings, i, w)
+    table.insert(meta.warnings, i, w)
   end
 end
 
@@ -608,6 +609,74 @@ function M.from_perf_data(path, opts)
   take_warnings(sym, list)
   if f.close then f:close() end
   return pick_event(list, opts.event)
+end
+
+-- A perf.data file as a profile view (perf.core ProfileView: symbolized
+-- once in C; reports, call graphs and folded stacks run in the core), for
+-- the commands that only need aggregates.  Returns view, meta ({ event=,
+-- events=, samples=, period=, lost=, throttled=, warnings=, has_chains=,
+-- comm_width= } for the event shown, as M.load's list.meta), or nil and a
+-- message; nil, nil when path is not a perf.data file (folded stacks: use
+-- M.load).  opts: event, kallsyms, vmlinux, symfs, frames, inline, lines,
+-- progress.
+function M.open_view(path, opts)
+  opts = opts or {}
+  local fh, err = io.open(path, "rb")
+  if not fh then return nil, "cannot open " .. tostring(err) end
+  local head = fh:read(8)
+  fh:close()
+  if head ~= "PERFILE2" then return nil, nil end
+  local perf = require "perf"
+  if not (perf.open and perf.core.Profile and perf.core.Profile.view) then return nil, nil end
+  local f, ferr = perf.open(path, { unordered = true })
+  if not f then return nil, ferr end
+  local dwarf = M.is_dwarf(f)
+  local sym
+  if perf.symbolizer and opts.frames ~= false then
+    local serr
+    sym, serr = M.file_symbolizer(f, opts)
+    if not sym then f:close(); return nil, serr end
+  end
+  local p, info = f:profile{ symbolizer = sym, mark_truncated = dwarf or nil, progress = opts.progress }
+  f:close()
+  if not p then return nil, info end
+  local v, verr = p:view{ symbolizer = sym, inline = opts.inline, lines = opts.lines,
+    truncated_marks = dwarf, frames = opts.frames ~= false }
+  if not v then return nil, verr end
+  local pm = p:meta()
+  local meta = { lost = tonumber(pm.lost) or 0, throttled = tonumber(pm.throttled) or 0 }
+  if dwarf and type(info) == "table" and (tonumber(info.truncated) or 0) > 0 then
+    meta.warnings = { string.format(
+      "%s of %s DWARF samples ran off the captured user stack (shown under %s): " ..
+      "record with a larger --call-graph dwarf,SIZE", tostring(info.truncated),
+      tostring(info.unwound), M.TRUNCATED_NAME) }
+  end
+  take_warnings(sym, meta)
+  local names = v:summary().events
+  local want = opts.event
+  if want then
+    local seen = false
+    for _, n in ipairs(names) do if n == want then seen = true end end
+    if not seen then
+      return nil, string.format("no event '%s' in this file (it has: %s)", want,
+        table.concat(names, ", "))
+    end
+  end
+  want = want or names[1]
+  local sm = v:summary(#names > 1 and want or nil)
+  meta.events = names
+  if want ~= "" then meta.event = want end
+  meta.samples, meta.period = sm.samples, sm.period
+  meta.has_chains, meta.comm_width = sm.has_chains, sm.comm_width
+  if #names > 1 then
+    meta.view_event = want
+    meta.warnings = meta.warnings or {}
+    table.insert(meta.warnings, string.format("%d events recorded (%s): showing '%s'",
+      #names, table.concat(names, ", "), want))
+  end
+  -- the profile stays alive as long as the view (it reads its entries)
+  meta.profile = p
+  return v, meta
 end
 
 -- Loads a profile file: perf.data (perf's or luaperf's) or folded stacks.

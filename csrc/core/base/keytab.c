@@ -1,6 +1,8 @@
 /*
- * Open addressing over ids (id + 1 in a power-of-two slot array, half full
- * at most); each id's key and hash in a dense array, the bytes in chunks.
+ * Open addressing over ids in a power-of-two slot array, half full at
+ * most: a slot holds id + 1 in its low 32 bits and the key's hash in its
+ * high ones, so a probe touches a key only when the hashes agree.  Each
+ * id's key and hash in a dense array, the bytes in chunks.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -8,6 +10,7 @@
 #include "base/keytab.h"
 
 #define CHUNK_MIN ((size_t)64 * 1024)
+#define TAG(h) ((h) & UINT64_C(0xffffffff00000000))
 
 struct kt_key {
 	const char *p;
@@ -24,7 +27,7 @@ struct kt_chunk {
 struct keytab {
 	struct kt_key *keys;
 	size_t n, cap;
-	uint32_t *slots;
+	uint64_t *slots;              /* hash high bits | id + 1; 0 empty */
 	size_t nslots;
 	struct kt_chunk *chunks;
 	size_t bytes;
@@ -77,7 +80,7 @@ void keytab__delete(struct keytab *kt)
 static int grow_slots(struct keytab *kt)
 {
 	size_t n = kt->nslots ? kt->nslots * 2 : 1024, i;
-	uint32_t *s = calloc(n, sizeof *s);
+	uint64_t *s = calloc(n, sizeof *s);
 
 	if (!s)
 		return -ENOMEM;
@@ -85,7 +88,7 @@ static int grow_slots(struct keytab *kt)
 		size_t j = kt->keys[i].hash & (n - 1);
 		while (s[j])
 			j = (j + 1) & (n - 1);
-		s[j] = (uint32_t)(i + 1);
+		s[j] = TAG(kt->keys[i].hash) | (i + 1);
 	}
 	free(kt->slots);
 	kt->slots = s;
@@ -126,11 +129,17 @@ static size_t kt_probe(const struct keytab *kt, const void *key, size_t len, uin
 		       uint32_t *found)
 {
 	size_t mask = kt->nslots - 1, j;
+	uint64_t tag = TAG(h);
 
 	for (j = h & mask; kt->slots[j]; j = (j + 1) & mask) {
-		const struct kt_key *k = &kt->keys[kt->slots[j] - 1];
+		const struct kt_key *k;
+		uint32_t id;
+		if (TAG(kt->slots[j]) != tag)
+			continue;
+		id = (uint32_t)kt->slots[j] - 1;
+		k = &kt->keys[id];
 		if (k->hash == h && k->len == len && memcmp(k->p, key, len) == 0) {
-			*found = kt->slots[j] - 1;
+			*found = id;
 			return j;
 		}
 	}
@@ -173,7 +182,7 @@ int keytab__intern(struct keytab *kt, const void *key, size_t len, uint32_t *id,
 	kt->keys[kt->n].p = p;
 	kt->keys[kt->n].len = len;
 	kt->keys[kt->n].hash = h;
-	kt->slots[j] = (uint32_t)(kt->n + 1);
+	kt->slots[j] = TAG(h) | (kt->n + 1);
 	*id = (uint32_t)kt->n++;
 	if (added)
 		*added = 1;
@@ -212,5 +221,5 @@ size_t keytab__count(const struct keytab *kt)
 
 size_t keytab__bytes(const struct keytab *kt)
 {
-	return kt->bytes + kt->cap * sizeof(struct kt_key) + kt->nslots * sizeof(uint32_t);
+	return kt->bytes + kt->cap * sizeof(struct kt_key) + kt->nslots * sizeof(uint64_t);
 }

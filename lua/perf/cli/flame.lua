@@ -86,19 +86,36 @@ return function(args)
     kallsyms = o.kallsyms, vmlinux = o.vmlinux, symfs = o.symfs }
   local done
   lopts.progress, done = options.progress("luaperf flame", o.input)
-  local list, lerr = stacks.load(o.input, lopts)
+  -- folded stacks and flame graphs of a perf.data file come from a view:
+  -- symbolized once, folded and filtered in the core
+  local view, list, lerr
+  if not lopts.per_sample and (o.format == "folded" or o.format == "svg") then
+    view, lerr = stacks.open_view(o.input, lopts)
+  end
+  if view == nil and lerr == nil then list, lerr = stacks.load(o.input, lopts) end
   done()
-  if not list then
+  if not view and not list then
     io.stderr:write("luaperf flame: ", lerr, "\n")
     return 1
   end
-  if o.pid or o.tid or o.comm then
+  local meta = view and lerr or list.meta
+  local folded_text
+  if view then
+    local vopts = { event = meta.view_event, pid = o.pid, tid = o.tid, comm = o.comm,
+      annotate = o.annotate, comm_frame = not o.no_comm, weight = o.weight }
+    if o.format == "folded" then
+      folded_text = view:folded(vopts)
+    else
+      list = view:list(vopts)
+      list.meta = meta
+    end
+  elseif o.pid or o.tid or o.comm then
     local keep = report.filter({ pid = o.pid, tid = o.tid, comm = o.comm })
     local kept = { meta = list.meta }
     for _, s in ipairs(list) do if keep(s) then kept[#kept + 1] = s end end
     list = kept
   end
-  for _, w in ipairs(list.meta.warnings or {}) do
+  for _, w in ipairs(meta.warnings or {}) do
     io.stderr:write("luaperf flame: warning: ", w, "\n")
   end
   local base
@@ -117,7 +134,7 @@ return function(args)
   if o.format == "svg" then
     out, info = perf.flame.render(list, ropts)
   elseif o.format == "folded" then
-    out = perf.folded.format(list, ropts)
+    out = folded_text or perf.folded.format(list, ropts)
   elseif o.format == "pprof" then
     out = perf.pprof.render(list, ropts)
   else
@@ -139,7 +156,7 @@ return function(args)
       extra = string.format(", %d narrow frames left out", info.omitted)
     end
     io.stderr:write(string.format("luaperf flame: wrote %s (%s, %d samples%s)\n", path, o.format,
-      list.meta.samples or 0, extra))
+      meta.samples or 0, extra))
   end
   return 0
 end

@@ -96,7 +96,7 @@ local function print_graph(out, root, total, minpct)
       local sub = prefix .. (last and " " or "|") .. string.rep(" ", 10)
       -- a chain continues without percentages while it does not split
       local n = c
-      while #n.kids == 1 and n.kids[1].w == n.w do
+      while (n.nkids or #n.kids) == 1 and n.kids[1] and n.kids[1].w == n.w do
         n = n.kids[1]
         line(sub .. n.name)
       end
@@ -104,11 +104,11 @@ local function print_graph(out, root, total, minpct)
     end
   end
   local top = root.kids
-  if #top == 1 and top[1].w == root.w then
+  if (root.nkids or #top) == 1 and top[1] and top[1].w == root.w then
     line("            |")
     line("            ---" .. top[1].name)
     local n = top[1]
-    while #n.kids == 1 and n.kids[1].w == n.w do
+    while (n.nkids or #n.kids) == 1 and n.kids[1] and n.kids[1].w == n.w do
       n = n.kids[1]
       line(string.rep(" ", 15) .. n.name)
     end
@@ -135,20 +135,32 @@ return function(args)
     if k ~= "comm" and k ~= "pid" and k ~= "tid" then frames = true end
   end
   local progress, done = options.progress("luaperf report", o.input)
-  local list, lerr = stacks.load(o.input, { event = o.event, kallsyms = o.kallsyms,
-    vmlinux = o.vmlinux, symfs = o.symfs, frames = frames and true or false, progress = progress })
+  local lopts = { event = o.event, kallsyms = o.kallsyms, vmlinux = o.vmlinux, symfs = o.symfs,
+    frames = frames and true or false, progress = progress }
+  -- a perf.data file: a view whose rows and call graphs the core computes;
+  -- folded stacks: a stack list and lua/perf/report.lua
+  local src, info = stacks.open_view(o.input, lopts)
+  local list
+  if src == nil and info == nil then list, info = stacks.load(o.input, lopts) end
   done()
-  if not list then
-    io.stderr:write("luaperf report: ", lerr, "\n")
+  if not src and not list then
+    io.stderr:write("luaperf report: ", info, "\n")
     return 1
   end
-  local meta = list.meta
+  local meta = src and info or list.meta
   for _, w in ipairs(meta.warnings or {}) do
     io.stderr:write("luaperf report: warning: ", w, "\n")
   end
-  local has_chains = false
-  for _, s in ipairs(list) do
-    if (s.depth or #s.frames) > 1 then has_chains = true; break end
+  local has_chains, comm_cut = meta.has_chains, meta.comm_width or 0
+  if list then
+    for _, s in ipairs(list) do
+      if (s.depth or #s.frames) > 1 then has_chains = true end
+      -- perf sizes the Command column by each thread's last name (its
+      -- thread__comm_len) and cuts every name to that width: a thread named
+      -- "pyenv-hooks" before it exec'd "bash" shows as "pyenv-ho" beside "python3"
+      local n = #(s.thread_comm or s.comm or "")
+      if n > comm_cut then comm_cut = n end
+    end
   end
   local children = o.children
   if children == nil then children = has_chains end
@@ -161,9 +173,15 @@ return function(args)
     -- perf's "pid" is the thread: one row per tid
     by[#by + 1] = (k == "pid" or k == "tid") and "thread" or k
   end
-  local ok, rows = pcall(report.top, list, { by = by, children = children, weight = o.weight,
+  local ropts = { by = by, children = children, weight = o.weight, event = meta.view_event,
     comm = o.comm, pid = o.pid, tid = o.tid, dso = o.dso, sym = o.symbol,
-    percentage = o.percentage })
+    percentage = o.percentage }
+  local ok, rows
+  if src then
+    ok, rows = pcall(src.report, src, ropts)
+  else
+    ok, rows = pcall(report.top, list, ropts)
+  end
   if not ok then
     -- a bad --sort key or filter: a usage error
     io.stderr:write("luaperf report: ", (tostring(rows):gsub("^[^:]*:%d+: ", "")), "\n")
@@ -201,14 +219,6 @@ return function(args)
     tid = function(r) return string.format("%7d:%s", r.tid or -1, r.thread_comm or r.comm or "[unknown]") end,
     cpu = function(r) return string.format("%03d", r.cpu or -1) end,
   }
-  -- perf sizes the Command column by each thread's last name (its
-  -- thread__comm_len) and cuts every name to that width: a thread named
-  -- "pyenv-hooks" before it exec'd "bash" shows as "pyenv-ho" beside "python3"
-  local comm_cut = 0
-  for _, e in ipairs(list) do
-    local n = #(e.thread_comm or e.comm or "")
-    if n > comm_cut then comm_cut = n end
-  end
   for _, k in ipairs(keys) do
     local c = { title = titles[k], get = getters[k] }
     if k == "comm" and comm_cut > 0 then
@@ -249,15 +259,19 @@ return function(args)
   put("# " .. fmt_row(th))
   put("# " .. fmt_row(dots))
   put("#")
-  for _, r in ipairs(shown) do
+  local gtotal = o.percentage == "absolute" and rows.all or rows.total
+  local gpct = o.percent_limit or 0.5
+  local gopts = { children = children, weight = o.weight, event = meta.view_event,
+    comm = o.comm, pid = o.pid, tid = o.tid, min = gtotal * gpct / 100 }
+  -- the core builds every shown row's tree in one pass
+  local trees = o.graph and src and src:callgraph(shown, gopts)
+  for i, r in ipairs(shown) do
     local vals = {}
-    for i, c in ipairs(cols) do vals[i] = c.get(r) end
+    for j, c in ipairs(cols) do vals[j] = c.get(r) end
     put("  " .. fmt_row(vals))
-    if o.graph and r.symkey then
-      local tree = report.callgraph(list, r, { children = children, weight = o.weight,
-        comm = o.comm, pid = o.pid, tid = o.tid })
-      print_graph(out, tree, o.percentage == "absolute" and rows.all or rows.total,
-        o.percent_limit or 0.5)
+    if o.graph and (r.symkey or r.symid) then
+      local tree = trees and trees[i] or report.callgraph(list, r, gopts)
+      print_graph(out, tree, gtotal, gpct)
     end
   end
   put("")
