@@ -37,6 +37,7 @@ build = {
          sources = {
             "csrc/core/base/keytab.c",
             "csrc/core/base/perf_sys.c",
+            "csrc/core/base/u64map.c",
             "csrc/core/count/counter.c",
             "csrc/core/event/caps.c",
             "csrc/core/event/errmsg.c",
@@ -55,6 +56,7 @@ build = {
             "csrc/core/profile/profview.c",
             "csrc/core/profile/pvfolded.c",
             "csrc/core/profile/pvreport.c",
+            "csrc/core/profile/pvtext.c",
             "csrc/core/profile/stacktab.c",
             "csrc/core/profile/threads.c",
             "csrc/core/record/evtab.c",

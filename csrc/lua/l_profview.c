@@ -17,6 +17,10 @@
  *          kids lighter than min left out, nkids counts them all)
  *   v:folded{ annotate=, comm_frame=, weight=, event=, comm=, pid=, tid= }  -> text
  *       (comm_frame = false: no command as the root frame)
+ *   v:report_text{ report's options, columns = {"children", "self" | "overhead",
+ *                  "comm", "dso", "sym", "pid", "tid", "cpu"}, percent_limit=,
+ *                  n=, comm_cut=, graph=, graph_pct= }
+ *       -> perf report's table as text (titles, rule, rows, call graphs), rows, all, total
  *   v:list{ event= }  -> the stack list of lua/perf/stacks.lua
  *
  * Filters: event, comm (a name or a list), pid and tid (a number or a
@@ -30,6 +34,7 @@
 #include "profile/profview.h"
 #include "profile/pvfolded.h"
 #include "profile/pvreport.h"
+#include "profile/pvtext.h"
 #include "profile/stacktab.h"
 
 #define VIEW "perf.ProfileView"
@@ -455,6 +460,79 @@ static int v_report(lua_State *L)
 	return 1;
 }
 
+static enum pvt_col col_of(lua_State *L, const char *k)
+{
+	static const char *const names[] = { "children", "self", "overhead", "comm", "dso",
+					      "sym", "pid", "tid", "cpu", NULL };
+	int i;
+
+	for (i = 0; names[i]; i++)
+		if (!strcmp(k, names[i]))
+			return (enum pvt_col)i;
+	luaL_error(L, "report_text: unknown column '%s'", k);
+	return PVT_SYM;
+}
+
+/* v:report_text{...} */
+static int v_report_text(lua_State *L)
+{
+	struct profview *pv = check_view(L)->pv;
+	struct pvreport_opts o, go;
+	struct pvtext_opts t;
+	struct pvreport *r;
+	uint64_t all, gall;
+	size_t i, n, len;
+	char *text;
+	int rc, absolute;
+
+	luaL_checktype(L, 2, LUA_TTABLE);
+	lua_settop(L, 2);
+	report_opts(L, 2, &o);
+	memset(&t, 0, sizeof t);
+	absolute = !strcmp(lperf_optfield_str(L, 2, "percentage", "relative"), "absolute");
+	lua_getfield(L, 2, "columns");
+	luaL_checktype(L, -1, LUA_TTABLE);
+	n = lua_rawlen(L, -1);
+	if (n == 0 || n > PVT_MAX_COLS)
+		return luaL_error(L, "report_text: 1 to %d columns", PVT_MAX_COLS);
+	for (i = 1; i <= n; i++) {
+		lua_rawgeti(L, -1, (int)i);
+		t.cols[t.ncols++] = col_of(L, luaL_checkstring(L, -1));
+		lua_pop(L, 1);
+	}
+	lua_pop(L, 1);
+	lua_getfield(L, 2, "percent_limit");
+	t.percent_limit = luaL_optnumber(L, -1, 0);
+	lua_getfield(L, 2, "graph_pct");
+	t.graph_pct = luaL_optnumber(L, -1, 0.5);
+	lua_getfield(L, 2, "n");
+	t.max_rows = lua_isnil(L, -1) ? 0 : (size_t)luaL_checkinteger(L, -1);
+	lua_getfield(L, 2, "comm_cut");
+	t.comm_cut = lua_isnil(L, -1) ? 0 : (size_t)luaL_checkinteger(L, -1);
+	lua_pop(L, 4);
+	t.children = o.children;
+	t.graph = lperf_optfield_bool(L, 2, "graph", 0);
+	o.keep = keep_mask(L, pv, 2, 1, o.by_period, &all);        /* index 3 */
+	go = o;
+	go.keep = keep_mask(L, pv, 2, 0, o.by_period, &gall);      /* index 4 */
+	rc = pvreport__new(pv, &o, &r);
+	if (rc)
+		return view_fail(L, rc);
+	t.base = (double)(absolute ? all : pvreport__total(r));
+	t.graph_opts = &go;
+	t.graph_total = t.base;
+	rc = pvreport__text(pv, r, &t, &text, &len);
+	n = pvreport__count(r);
+	pvreport__delete(r);
+	if (rc)
+		return view_fail(L, rc);
+	lua_pushlstring(L, text, len);
+	free(text);
+	lua_pushinteger(L, (lua_Integer)n);
+	lperf_pushu64(L, all);
+	return 3;
+}
+
 /* A tree as nested tables, kids under min left out. */
 static void push_tree(lua_State *L, struct profview *pv, const struct pvgraph *g, uint32_t id,
 		      uint64_t min, int depth)
@@ -669,6 +747,7 @@ static int v_list(lua_State *L)
 static const luaL_Reg methods[] = {
 	{ "summary", v_summary },
 	{ "report", v_report },
+	{ "report_text", v_report_text },
 	{ "callgraph", v_callgraph },
 	{ "folded", v_folded },
 	{ "list", v_list },

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "base/keytab.h"
+#include "base/u64map.h"
 #include "profile/profview.h"
 #include "profile/stacktab.h"
 #include "symbol/symbolizer.h"
@@ -366,9 +367,31 @@ static int push_id(struct profview *pv, uint32_t id)
 	return 0;
 }
 
+/* The stacktab's strings are its own, stable while the view is built:
+ * interned by pointer first, so a stack's names cost no hash of text. */
+#define PTR_CACHE 1024
+struct ptr_cache {
+	const char *p[PTR_CACHE];
+	uint32_t id[PTR_CACHE];
+};
+
+static uint32_t intern_ptr(struct profview *pv, struct ptr_cache *c, const char *s, int *rc)
+{
+	size_t h = ((uintptr_t)s >> 3) * 0x9e3779b1u % PTR_CACHE;
+
+	if (!s)
+		return PV_NONE;
+	if (c->p[h] != s) {
+		c->id[h] = intern(pv, s, rc);
+		c->p[h] = *rc ? NULL : s;
+	}
+	return c->id[h];
+}
+
 /* Growable arrays of address ids, one per space in first-seen order. */
 struct space_list {
 	int64_t space;
+	struct u64map addrs;   /* address -> its pv_addr id */
 	uint32_t *ids;
 	size_t n, cap;
 };
@@ -377,17 +400,20 @@ static int build(struct profview *pv, const struct profview_opts *o)
 {
 	const struct stacktab *st = pv->st;
 	size_t ns = stacktab__count(st), i, k;
-	struct keytab *addrs = keytab__new(), *spaces = keytab__new();
+	struct keytab *spaces = keytab__new();
+	int64_t last_space = INT64_MIN;
+	size_t sid = 0;
 	struct pv_addr *av = NULL;
 	size_t nav = 0, avcap = 0;
 	struct space_list *sl = NULL;
 	size_t nsl = 0, slcap = 0;
 	uint32_t *stack_addr = NULL;   /* per stack address: its pv_addr id or named */
 	size_t nsa = 0, sacap = 0;
+	struct ptr_cache *pc = calloc(1, sizeof *pc);
 	int rc = 0;
 
 	pv->stacks = calloc(ns ? ns : 1, sizeof *pv->stacks);
-	if (!addrs || !spaces || !pv->stacks) {
+	if (!spaces || !pv->stacks || !pc) {
 		rc = -ENOMEM;
 		goto out;
 	}
@@ -404,7 +430,7 @@ static int build(struct profview *pv, const struct profview_opts *o)
 		for (j = 0; j < e.nr; j++) {
 			uint64_t a = e.addrs[j];
 			struct { int64_t space; uint64_t addr; } key;
-			uint32_t id, sid;
+			uint32_t id = 0;
 			int added;
 
 			if (nsa == sacap) {
@@ -423,8 +449,30 @@ static int build(struct profview *pv, const struct profview_opts *o)
 			}
 			key.space = j < nk ? KERNEL_SPACE : (int64_t)e.pid;
 			key.addr = a;
-			if ((rc = keytab__intern(addrs, &key, sizeof key, &id, &added)))
-				break;
+			if (key.space != last_space) {
+				uint32_t sk;
+				if ((rc = keytab__intern(spaces, &key.space, sizeof key.space, &sk, &added)))
+					break;
+				if (added) {
+					if (nsl == slcap) {
+						size_t cap = slcap ? slcap * 2 : 16;
+						struct space_list *n = realloc(sl, cap * sizeof *n);
+						if (!n) { rc = -ENOMEM; break; }
+						sl = n;
+						slcap = cap;
+					}
+					memset(&sl[nsl], 0, sizeof sl[nsl]);
+					u64map__init(&sl[nsl].addrs);
+					sl[nsl++].space = key.space;
+				}
+				sid = sk;
+				last_space = key.space;
+			}
+			{
+				uint32_t *slot = u64map__insert(&sl[sid].addrs, a, (uint32_t)nav, &added);
+				if (!slot) { rc = -ENOMEM; break; }
+				id = *slot;
+			}
 			if (id >= UINT32_C(0x80000000)) { rc = -E2BIG; break; }
 			stack_addr[nsa++] = id;
 			if (!added)
@@ -440,19 +488,6 @@ static int build(struct profview *pv, const struct profview_opts *o)
 			av[nav].addr = a;
 			av[nav].first = av[nav].n = 0;
 			nav++;
-			if ((rc = keytab__intern(spaces, &key.space, sizeof key.space, &sid, &added)))
-				break;
-			if (added) {
-				if (nsl == slcap) {
-					size_t cap = slcap ? slcap * 2 : 16;
-					struct space_list *n = realloc(sl, cap * sizeof *n);
-					if (!n) { rc = -ENOMEM; break; }
-					sl = n;
-					slcap = cap;
-				}
-				memset(&sl[nsl], 0, sizeof sl[nsl]);
-				sl[nsl++].space = key.space;
-			}
 			if (sl[sid].n == sl[sid].cap) {
 				size_t cap = sl[sid].cap ? sl[sid].cap * 2 : 64;
 				uint32_t *n = realloc(sl[sid].ids, cap * sizeof *n);
@@ -478,9 +513,9 @@ static int build(struct profview *pv, const struct profview_opts *o)
 
 		stacktab__get(st, i, &e);
 		c = e.comm ? e.comm : stacktab__comm(st, e.pid);
-		s->comm = intern(pv, c, &rc);
-		s->thread_comm = intern(pv, stacktab__thread_comm(st, e.tid), &rc);
-		s->event = intern(pv, e.event ? e.event : "", &rc);
+		s->comm = intern_ptr(pv, pc, c, &rc);
+		s->thread_comm = intern_ptr(pv, pc, stacktab__thread_comm(st, e.tid), &rc);
+		s->event = e.event ? intern_ptr(pv, pc, e.event, &rc) : intern(pv, "", &rc);
 		s->off = pv->nids;
 		if (o->no_frames)
 			continue;
@@ -498,12 +533,14 @@ static int build(struct profview *pv, const struct profview_opts *o)
 	}
 	pv->nstacks = ns;
 out:
-	for (k = 0; k < nsl; k++)
+	for (k = 0; k < nsl; k++) {
 		free(sl[k].ids);
+		u64map__exit(&sl[k].addrs);
+	}
 	free(sl);
 	free(av);
 	free(stack_addr);
-	keytab__delete(addrs);
+	free(pc);
 	keytab__delete(spaces);
 	return rc;
 }

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "base/keytab.h"
+#include "base/u64map.h"
 #include "profile/profview.h"
 #include "profile/pvreport.h"
 #include "profile/stacktab.h"
@@ -60,42 +61,76 @@ static uint64_t sym_part(uint32_t symname, int kind)
 struct acc {
 	struct profview *pv;
 	const struct pvreport_opts *o;
-	struct keytab *kt;
+	struct keytab *fkt, *skt;     /* frame parts, stack parts of keys */
+	uint32_t *fk;                 /* per frame and variant: its frame parts' id + 1 */
+	struct u64map rowmap;         /* frame parts id << 32 | stack parts id -> row */
 	struct pvreport_row *rows;
-	size_t cap;
+	size_t nrows, cap;
 	size_t *stamp;                /* per row: stack index + 1 last counted */
-	uint64_t key[PVR_MAX_KEYS];
+	uint32_t sk;                  /* the current stack's parts id */
 };
 
-/* The row of acc->key (a new one made from stack i and frame f). */
-static int row_of(struct acc *a, size_t i, uint32_t frame, int kind, int absolute,
-		  struct pvreport_row **out)
+/* The id of frame f's parts seen as (symname, kind): one per frame and
+ * variant (raw address or not, kernel level or not), made once. */
+static int frame_key(struct acc *a, uint32_t frame, int absolute, int kind, uint32_t *out)
 {
-	uint32_t id;
-	int added, rc;
+	const struct pv_frame *f = profview__frame(a->pv, frame);
+	size_t slot = (size_t)frame * 4 + (absolute ? 2 : 0) + (kind == PV_KERNEL);
+	uint64_t parts[PVR_MAX_KEYS];
+	unsigned k, n = 0;
+	int rc;
 
-	rc = keytab__intern(a->kt, a->key, a->o->nkeys * sizeof a->key[0], &id, &added);
+	if (a->fk[slot]) {
+		*out = a->fk[slot] - 1;
+		return 0;
+	}
+	for (k = 0; k < a->o->nkeys; k++) {
+		if (a->o->keys[k] == PVR_SYM)
+			parts[n++] = sym_part(absolute ? f->abs_symname : f->symname, kind);
+		else if (a->o->keys[k] == PVR_DSO)
+			parts[n++] = f->dsoname;
+	}
+	rc = keytab__intern(a->fkt, parts, n * sizeof parts[0], out, NULL);
 	if (rc)
 		return rc;
+	a->fk[slot] = *out + 1;
+	return 0;
+}
+
+/* The row of (frame parts fk, the stack's parts); a new one is made from
+ * stack i and the frame as it shows. */
+static int row_of(struct acc *a, uint32_t fk, size_t i, uint32_t frame, int kind, int absolute,
+		  struct pvreport_row **out)
+{
+	uint64_t key = (uint64_t)fk << 32 | a->sk;
+	uint32_t *slot;
+	int added;
+
+	slot = u64map__insert(&a->rowmap, key, (uint32_t)a->nrows, &added);
+	if (!slot)
+		return -ENOMEM;
 	if (added) {
 		struct pvreport_row *r;
-		if (id >= a->cap) {
-			size_t cap = a->cap ? a->cap * 2 : 1024;
+		if (a->nrows == a->cap) {
+			size_t cap = a->cap ? a->cap * 2 : 1024, *st;
 			r = realloc(a->rows, cap * sizeof *r);
-			size_t *s = r ? realloc(a->stamp, cap * sizeof *s) : NULL;
 			if (!r)
 				return -ENOMEM;
 			a->rows = r;
-			if (!s)
+			st = realloc(a->stamp, cap * sizeof *st);
+			if (!st)
 				return -ENOMEM;
-			a->stamp = s;
+			a->stamp = st;
 			a->cap = cap;
 		}
-		r = &a->rows[id];
+		r = &a->rows[a->nrows];
 		memset(r, 0, sizeof *r);
-		a->stamp[id] = 0;
+		a->stamp[a->nrows] = 0;
+		a->nrows++;
 		r->stack = i;
 		r->frame = frame;
+		r->fkey = fk;
+		r->skey = a->sk;
 		r->symname = r->dsoname = PV_NONE;
 		if (frame != PV_NONE) {
 			const struct pv_frame *f = profview__frame(a->pv, frame);
@@ -104,21 +139,8 @@ static int row_of(struct acc *a, size_t i, uint32_t frame, int kind, int absolut
 			r->dsoname = f->dsoname;
 		}
 	}
-	*out = &a->rows[id];
+	*out = &a->rows[*slot];
 	return 0;
-}
-
-/* Fills the frame parts of acc->key for frame f seen as (symname, kind). */
-static void frame_parts(struct acc *a, const struct pv_frame *f, uint32_t symname, int kind)
-{
-	unsigned k;
-
-	for (k = 0; k < a->o->nkeys; k++) {
-		if (a->o->keys[k] == PVR_SYM)
-			a->key[k] = sym_part(symname, kind);
-		else if (a->o->keys[k] == PVR_DSO)
-			a->key[k] = f->dsoname;
-	}
 }
 
 static int has_frame_keys(const struct pvreport_opts *o)
@@ -137,11 +159,12 @@ static int count_stack(struct acc *a, size_t i, uint8_t *view, uint32_t unknown)
 	struct profview *pv = a->pv;
 	struct stacktab_entry e;
 	const uint32_t *ids;
-	unsigned nf, k;
-	uint64_t w;
+	unsigned nf, k, n = 0;
+	uint64_t w, parts[PVR_MAX_KEYS];
 	struct pvreport_row *r;
 	int children = o->children, rc;
 	size_t stamp = i + 1;
+	uint32_t fk;
 	long j;
 
 	stacktab__get(profview__table(pv), i, &e);
@@ -149,9 +172,11 @@ static int count_stack(struct acc *a, size_t i, uint8_t *view, uint32_t unknown)
 	w = o->by_period ? e.period : e.count;
 	for (k = 0; k < o->nkeys; k++)
 		if (o->keys[k] != PVR_SYM && o->keys[k] != PVR_DSO)
-			a->key[k] = stack_part(pv, o->keys[k], i, &e, unknown);
+			parts[n++] = stack_part(pv, o->keys[k], i, &e, unknown);
+	if ((rc = keytab__intern(a->skt, parts, n * sizeof parts[0], &a->sk, NULL)))
+		return rc;
 	if (!has_frame_keys(o)) {
-		rc = row_of(a, i, nf ? ids[nf - 1] : PV_NONE,
+		rc = row_of(a, 0, i, nf ? ids[nf - 1] : PV_NONE,
 			    nf ? profview__frame(pv, ids[nf - 1])->kind : 0, 0, &r);
 		if (rc)
 			return rc;
@@ -180,8 +205,8 @@ static int count_stack(struct acc *a, size_t i, uint8_t *view, uint32_t unknown)
 		int keykind = children && !f->has_dso && kind != PV_LUA ? PV_USER : kind;
 
 		if (children && f->has_rel) {
-			frame_parts(a, f, f->abs_symname, kind);
-			if ((rc = row_of(a, i, ids[j], kind, 1, &r)))
+			if ((rc = frame_key(a, ids[j], 1, kind, &fk)) ||
+			    (rc = row_of(a, fk, i, ids[j], kind, 1, &r)))
 				return rc;
 			if (a->stamp[r - a->rows] != stamp) {
 				a->stamp[r - a->rows] = stamp;
@@ -189,8 +214,8 @@ static int count_stack(struct acc *a, size_t i, uint8_t *view, uint32_t unknown)
 			}
 		}
 		if (leaf || !(children && f->has_rel)) {
-			frame_parts(a, f, f->symname, keykind);
-			if ((rc = row_of(a, i, ids[j], kind, 0, &r)))
+			if ((rc = frame_key(a, ids[j], 0, keykind, &fk)) ||
+			    (rc = row_of(a, fk, i, ids[j], kind, 0, &r)))
 				return rc;
 			if (a->stamp[r - a->rows] != stamp) {
 				a->stamp[r - a->rows] = stamp;
@@ -209,11 +234,15 @@ static int count_stack(struct acc *a, size_t i, uint8_t *view, uint32_t unknown)
  * (a symbol is its name, "\1", then k or u), then "\3" and each stack
  * part. */
 static size_t key_string(const struct pvreport_opts *o, struct profview *pv,
-			 const uint64_t *key, char *buf, size_t size)
+			 const uint64_t *fparts, const uint64_t *sparts, char *buf, size_t size)
 {
+	uint64_t key[PVR_MAX_KEYS];
 	size_t n = 0;
-	unsigned k;
+	unsigned k, nf = 0, ns = 0;
 	int nframe = 0;
+
+	for (k = 0; k < o->nkeys; k++)
+		key[k] = o->keys[k] == PVR_SYM || o->keys[k] == PVR_DSO ? fparts[nf++] : sparts[ns++];
 
 #define PUT(s, l) do { size_t l_ = (l); if (n + l_ < size) memcpy(buf + n, (s), l_); n += l_; } while (0)
 	for (k = 0; k < o->nkeys; k++) {
@@ -290,9 +319,12 @@ int pvreport__new(struct profview *pv, const struct pvreport_opts *o, struct pvr
 	memset(&a, 0, sizeof a);
 	a.pv = pv;
 	a.o = o;
-	a.kt = keytab__new();
+	a.fkt = keytab__new();
+	a.skt = keytab__new();
+	a.fk = calloc(profview__nframes(pv) * 4 + 1, sizeof *a.fk);
+	u64map__init(&a.rowmap);
 	r = calloc(1, sizeof *r);
-	if (!a.kt || !r || (rc = profview__intern(pv, "[unknown]", 9, &unknown))) {
+	if (!a.fkt || !a.skt || !a.fk || !r || (rc = profview__intern(pv, "[unknown]", 9, &unknown))) {
 		rc = -ENOMEM;
 		goto fail;
 	}
@@ -315,18 +347,15 @@ int pvreport__new(struct profview *pv, const struct pvreport_opts *o, struct pvr
 		stacktab__get(profview__table(pv), i, &e);
 		r->total += o->by_period ? e.period : e.count;
 	}
-	nrows = keytab__count(a.kt);
+	nrows = a.nrows;
 	/* kept rows first, their key strings in one block */
 	for (i = kept = 0; i < nrows; i++) {
-		size_t len;
-		const uint64_t *key = keytab__key(a.kt, (uint32_t)i, &len);
 		if (!(o->children || a.rows[i].self > 0))
 			continue;
 		a.rows[kept] = a.rows[i];
-		a.rows[kept].keylen = key_string(o, pv, key, NULL, 0);
+		a.rows[kept].keylen = key_string(o, pv, keytab__key(a.fkt, a.rows[i].fkey, NULL),
+						 keytab__key(a.skt, a.rows[i].skey, NULL), NULL, 0);
 		bytes += a.rows[kept].keylen + 1;
-		/* remember where the key is: the string is made below */
-		a.rows[kept].key = (const char *)key;
 		kept++;
 	}
 	r->keys = malloc(bytes ? bytes : 1);
@@ -336,8 +365,8 @@ int pvreport__new(struct profview *pv, const struct pvreport_opts *o, struct pvr
 	}
 	bytes = 0;
 	for (i = 0; i < kept; i++) {
-		const uint64_t *key = (const uint64_t *)(const void *)a.rows[i].key;
-		key_string(o, pv, key, r->keys + bytes, a.rows[i].keylen + 1);
+		key_string(o, pv, keytab__key(a.fkt, a.rows[i].fkey, NULL),
+			   keytab__key(a.skt, a.rows[i].skey, NULL), r->keys + bytes, a.rows[i].keylen + 1);
 		r->keys[bytes + a.rows[i].keylen] = '\0';
 		a.rows[i].key = r->keys + bytes;
 		bytes += a.rows[i].keylen + 1;
@@ -349,14 +378,20 @@ int pvreport__new(struct profview *pv, const struct pvreport_opts *o, struct pvr
 	r->children = o->children;
 	free(a.stamp);
 	free(view);
-	keytab__delete(a.kt);
+	free(a.fk);
+	u64map__exit(&a.rowmap);
+	keytab__delete(a.fkt);
+	keytab__delete(a.skt);
 	*out = r;
 	return 0;
 fail:
 	free(a.rows);
 	free(a.stamp);
 	free(view);
-	keytab__delete(a.kt);
+	free(a.fk);
+	u64map__exit(&a.rowmap);
+	keytab__delete(a.fkt);
+	keytab__delete(a.skt);
 	if (r)
 		free(r->keys);
 	free(r);
@@ -456,7 +491,7 @@ int pvgraph__new(struct profview *pv, const struct pvreport_opts *o,
 {
 	struct pvgraph *g = calloc(1, sizeof *g);
 	struct keytab *want = keytab__new(), *edges = keytab__new();
-	uint32_t *edge_node = NULL;
+	uint32_t *edge_node = NULL, *uniq = NULL;
 	size_t edge_cap = 0, *stamp = NULL, ns = profview__nstacks(pv), i, at;
 	int rc = 0;
 
@@ -467,12 +502,21 @@ int pvgraph__new(struct profview *pv, const struct pvreport_opts *o,
 		goto done;
 	}
 	g->pv = pv;
+	/* rows that share a symbol (other commands, objects) share its tree:
+	 * uniq[id] is the root of want's id-th key */
+	if (!(uniq = calloc(n ? n : 1, sizeof *uniq))) {
+		rc = -ENOMEM;
+		goto done;
+	}
 	for (i = 0; i < n && !rc; i++) {
 		uint64_t k = sym_part(keys[i].symname, keys[i].kernel ? PV_KERNEL : PV_USER);
 		uint32_t id;
-		rc = keytab__intern(want, &k, sizeof k, &id, NULL);
+		int added;
+		rc = keytab__intern(want, &k, sizeof k, &id, &added);
+		if (!rc && added)
+			rc = graph_node(g, PV_NONE, &uniq[id]);
 		if (!rc)
-			rc = graph_node(g, PV_NONE, &g->roots[i]);
+			g->roots[i] = uniq[id];
 	}
 	for (i = 0; i < ns && !rc; i++) {
 		struct stacktab_entry e;
@@ -499,7 +543,7 @@ int pvgraph__new(struct profview *pv, const struct pvreport_opts *o,
 			if (keytab__find(want, &k, sizeof k, &wi) || stamp[wi] == i + 1)
 				continue;
 			stamp[wi] = i + 1;
-			node = g->roots[wi];
+			node = uniq[wi];
 			g->nodes[node].w += w;
 			if (o->children) {
 				for (m = j == (long)nf - 1 ? 0 : j; m < (long)nf && !rc; m++) {
@@ -542,6 +586,7 @@ int pvgraph__new(struct profview *pv, const struct pvreport_opts *o,
 	free(g->sib);
 	g->sib = NULL;
 done:
+	free(uniq);
 	free(edge_node);
 	free(stamp);
 	keytab__delete(want);

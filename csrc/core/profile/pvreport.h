@@ -48,6 +48,7 @@ struct pvreport_row {
 	/* The row's key as lua/perf/report.lua spells it (ties sort by it). */
 	const char *key;
 	size_t keylen;
+	uint32_t fkey, skey;   /* (internal) its frame and stack parts */
 };
 
 struct pvreport;

@@ -178,7 +178,12 @@ return function(args)
     percentage = o.percentage }
   local ok, rows
   if src then
-    ok, rows = pcall(src.report, src, ropts)
+    -- the table itself is laid out in the core
+    local cols = children and { "children", "self" } or { "overhead" }
+    for _, k in ipairs(keys) do cols[#cols + 1] = k end
+    ropts.columns, ropts.percent_limit, ropts.n = cols, o.percent_limit, o.n
+    ropts.comm_cut, ropts.graph, ropts.graph_pct = comm_cut, o.graph, o.percent_limit or 0.5
+    ok, rows = pcall(src.report_text, src, ropts)
   else
     ok, rows = pcall(report.top, list, ropts)
   end
@@ -200,6 +205,10 @@ return function(args)
   put(string.format("# Samples: %s  of event '%s'", short_count(meta.samples or 0), meta.event or "unknown"))
   put(string.format("# Event count (approx.): %.0f", meta.period or 0))
   put("#")
+  if src then
+    io.stdout:write(table.concat(out, "\n"), "\n", rows, "\n")
+    return 0
+  end
 
   -- columns
   local cols = {}
@@ -263,15 +272,12 @@ return function(args)
   local gpct = o.percent_limit or 0.5
   local gopts = { children = children, weight = o.weight, event = meta.view_event,
     comm = o.comm, pid = o.pid, tid = o.tid, min = gtotal * gpct / 100 }
-  -- the core builds every shown row's tree in one pass
-  local trees = o.graph and src and src:callgraph(shown, gopts)
-  for i, r in ipairs(shown) do
+  for _, r in ipairs(shown) do
     local vals = {}
     for j, c in ipairs(cols) do vals[j] = c.get(r) end
     put("  " .. fmt_row(vals))
-    if o.graph and (r.symkey or r.symid) then
-      local tree = trees and trees[i] or report.callgraph(list, r, gopts)
-      print_graph(out, tree, gtotal, gpct)
+    if o.graph and r.symkey then
+      print_graph(out, report.callgraph(list, r, gopts), gtotal, gpct)
     end
   end
   put("")

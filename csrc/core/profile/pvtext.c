@@ -1,0 +1,373 @@
+/*
+ * Each cell is formatted once into a scratch buffer: first to size the
+ * columns over every row, then again for the rows shown (few, usually).
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "profile/profview.h"
+#include "profile/pvreport.h"
+#include "profile/pvtext.h"
+#include "profile/stacktab.h"
+
+struct sbuf {
+	char *p;
+	size_t n, cap;
+	int err;
+};
+
+static void sb_grow(struct sbuf *b, size_t more)
+{
+	size_t cap;
+	char *p;
+
+	if (b->err || b->n + more + 1 <= b->cap)
+		return;
+	cap = b->cap ? b->cap : 4096;
+	while (cap < b->n + more + 1)
+		cap *= 2;
+	p = realloc(b->p, cap);
+	if (!p) {
+		b->err = -ENOMEM;
+		return;
+	}
+	b->p = p;
+	b->cap = cap;
+}
+
+static void sb_put(struct sbuf *b, const char *s, size_t n)
+{
+	sb_grow(b, n);
+	if (b->err)
+		return;
+	memcpy(b->p + b->n, s, n);
+	b->n += n;
+	b->p[b->n] = '\0';
+}
+
+static void sb_str(struct sbuf *b, const char *s)
+{
+	sb_put(b, s, strlen(s));
+}
+
+static void sb_fill(struct sbuf *b, char c, size_t n)
+{
+	sb_grow(b, n);
+	if (b->err)
+		return;
+	memset(b->p + b->n, c, n);
+	b->n += n;
+	b->p[b->n] = '\0';
+}
+
+static void sb_printf(struct sbuf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	sb_grow(b, (size_t)n);
+	if (b->err)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(b->p + b->n, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	b->n += (size_t)n;
+}
+
+static const char *const titles[] = {
+	"Children", "Self", "Overhead", "Command", "Shared Object", "Symbol",
+	"Pid:Command", "Tid:Command", "CPU",
+};
+
+static int right_aligned(enum pvt_col c)
+{
+	return c <= PVT_OVERHEAD;
+}
+
+static const char *str_or(struct profview *pv, uint32_t id, const char *def, size_t *len)
+{
+	if (id == PV_NONE) {
+		*len = strlen(def);
+		return def;
+	}
+	*len = profview__strlen(pv, id);
+	return profview__str(pv, id);
+}
+
+/* The cell of row r in column c, into cell (reset first). */
+static void cell(struct profview *pv, const struct pvreport_row *r, const struct pvtext_opts *o,
+		 enum pvt_col c, struct sbuf *cellb)
+{
+	struct stacktab_entry e;
+	const char *s;
+	size_t len;
+	uint32_t comm;
+
+	cellb->n = 0;
+	switch (c) {
+	case PVT_CHILDREN:
+		sb_printf(cellb, "%.2f%%", o->base > 0 ? 100.0 * (double)r->total / o->base : 0.0);
+		break;
+	case PVT_SELF:
+	case PVT_OVERHEAD:
+		sb_printf(cellb, "%.2f%%", o->base > 0 ? 100.0 * (double)r->self / o->base : 0.0);
+		break;
+	case PVT_COMM:
+		s = str_or(pv, profview__comm(pv, r->stack), "[unknown]", &len);
+		if (o->comm_cut > 0 && len > o->comm_cut)
+			len = o->comm_cut;
+		sb_put(cellb, s, len);
+		break;
+	case PVT_DSO:
+		s = str_or(pv, r->dsoname, "[unknown]", &len);
+		sb_put(cellb, s, len);
+		break;
+	case PVT_SYM:
+		sb_str(cellb, r->kind == PV_KERNEL ? "[k] " : "[.] ");
+		s = str_or(pv, r->symname, "[unknown]", &len);
+		sb_put(cellb, s, len);
+		break;
+	case PVT_PID:
+	case PVT_TID:
+		stacktab__get(profview__table(pv), r->stack, &e);
+		comm = profview__thread_comm(pv, r->stack);
+		if (comm == PV_NONE)
+			comm = profview__comm(pv, r->stack);
+		s = str_or(pv, comm, "[unknown]", &len);
+		sb_printf(cellb, "%7d:", (int)e.tid);
+		sb_put(cellb, s, len);
+		break;
+	case PVT_CPU:
+		sb_str(cellb, "-01");   /* a profile's stacks keep no CPU */
+		break;
+	}
+}
+
+static void pad_cell(struct sbuf *b, const struct pvtext_opts *o, const size_t *width,
+		     unsigned i, const char *s, size_t n)
+{
+	if (i > 0)
+		sb_put(b, "  ", 2);
+	if (right_aligned(o->cols[i])) {
+		sb_fill(b, ' ', width[i] > n ? width[i] - n : 0);
+		sb_put(b, s, n);
+	} else {
+		sb_put(b, s, n);
+		if (i + 1 < o->ncols)
+			sb_fill(b, ' ', width[i] > n ? width[i] - n : 0);
+	}
+}
+
+static void pct(struct sbuf *b, double x)
+{
+	sb_printf(b, "%.2f%%", x);
+}
+
+static void name_of(struct sbuf *b, struct profview *pv, uint32_t id)
+{
+	size_t len;
+	const char *s = str_or(pv, id, "", &len);
+
+	sb_put(b, s, len);
+}
+
+struct graph_ctx {
+	struct profview *pv;
+	const struct pvgraph *g;
+	double total, min;
+	struct sbuf *b;
+	char *prefix;        /* grows with depth */
+	size_t prefix_cap;
+};
+
+/* The kids of a node that reach the threshold. */
+static void branches(struct graph_ctx *c, const struct pvgraph_node *node, size_t plen, int depth)
+{
+	uint32_t j, nshown = 0, k = 0;
+
+	if (depth > 10000 || c->b->err)
+		return;
+	for (j = 0; j < node->nkids; j++)
+		if ((double)pvgraph__node(c->g, pvgraph__kid(c->g, node, j))->w >= c->min)
+			nshown++;
+	for (j = 0; j < node->nkids; j++) {
+		const struct pvgraph_node *kid = pvgraph__node(c->g, pvgraph__kid(c->g, node, j));
+		const struct pvgraph_node *n = kid;
+		int last;
+		size_t sub = plen + 11;
+
+		if ((double)kid->w < c->min)
+			continue;
+		last = ++k == nshown;
+		sb_put(c->b, c->prefix, plen);
+		sb_str(c->b, "|          \n");
+		sb_put(c->b, c->prefix, plen);
+		sb_str(c->b, last ? " --" : "|--");
+		pct(c->b, 100.0 * (double)kid->w / c->total);
+		sb_str(c->b, "--");
+		name_of(c->b, c->pv, kid->name);
+		sb_put(c->b, "\n", 1);
+		if (sub + 1 > c->prefix_cap) {
+			size_t cap = c->prefix_cap * 2 > sub + 1 ? c->prefix_cap * 2 : sub + 64;
+			char *p = realloc(c->prefix, cap);
+			if (!p) {
+				c->b->err = -ENOMEM;
+				return;
+			}
+			c->prefix = p;
+			c->prefix_cap = cap;
+		}
+		c->prefix[plen] = last ? ' ' : '|';
+		memset(c->prefix + plen + 1, ' ', 10);
+		/* a chain continues without percentages while it does not split */
+		while (n->nkids == 1 && pvgraph__node(c->g, pvgraph__kid(c->g, n, 0))->w == n->w) {
+			n = pvgraph__node(c->g, pvgraph__kid(c->g, n, 0));
+			sb_put(c->b, c->prefix, sub);
+			name_of(c->b, c->pv, n->name);
+			sb_put(c->b, "\n", 1);
+		}
+		branches(c, n, sub, depth + 1);
+	}
+}
+
+static void graph(struct graph_ctx *c, uint32_t root_id)
+{
+	const struct pvgraph_node *root = pvgraph__node(c->g, root_id);
+
+	memset(c->prefix, ' ', 15);
+	if (root->nkids == 1 && pvgraph__node(c->g, pvgraph__kid(c->g, root, 0))->w == root->w) {
+		const struct pvgraph_node *n = pvgraph__node(c->g, pvgraph__kid(c->g, root, 0));
+		sb_str(c->b, "            |\n            ---");
+		name_of(c->b, c->pv, n->name);
+		sb_put(c->b, "\n", 1);
+		while (n->nkids == 1 && pvgraph__node(c->g, pvgraph__kid(c->g, n, 0))->w == n->w) {
+			n = pvgraph__node(c->g, pvgraph__kid(c->g, n, 0));
+			sb_put(c->b, c->prefix, 15);
+			name_of(c->b, c->pv, n->name);
+			sb_put(c->b, "\n", 1);
+		}
+		branches(c, n, 15, 0);
+	} else {
+		branches(c, root, 12, 0);
+	}
+	sb_put(c->b, "\n", 1);
+}
+
+int pvreport__text(struct profview *pv, const struct pvreport *r, const struct pvtext_opts *o,
+		   char **text, size_t *len)
+{
+	size_t width[PVT_MAX_COLS], n = pvreport__count(r), i, nshown = 0;
+	struct sbuf b = { 0 }, cb = { 0 };
+	struct pvgraph_key *keys = NULL;
+	struct pvgraph *g = NULL;
+	unsigned c;
+	int rc = 0;
+
+	*text = NULL;
+	*len = 0;
+	if (o->ncols == 0 || o->ncols > PVT_MAX_COLS)
+		return -EINVAL;
+	for (c = 0; c < o->ncols; c++) {
+		size_t t = strlen(titles[o->cols[c]]);
+		width[c] = right_aligned(o->cols[c]) && t < 8 ? 8 : t;
+	}
+	/* as perf: columns sized by every row, shown or not */
+	for (i = 0; i < n; i++)
+		for (c = 0; c < o->ncols; c++) {
+			cell(pv, pvreport__row(r, i), o, o->cols[c], &cb);
+			if (cb.n > width[c])
+				width[c] = cb.n;
+		}
+	for (i = 0; i < n; i++) {
+		const struct pvreport_row *row = pvreport__row(r, i);
+		double p = o->base > 0 ? 100.0 * (double)(o->children ? row->total : row->self) / o->base : 0;
+		if (p < o->percent_limit || (o->max_rows && nshown >= o->max_rows))
+			continue;
+		nshown++;
+	}
+	if (o->graph) {
+		/* the graphs of every shown row, built in one pass */
+		keys = calloc(nshown ? nshown : 1, sizeof *keys);
+		if (!keys) {
+			rc = -ENOMEM;
+			goto done;
+		}
+	}
+	sb_str(&b, "# ");
+	for (c = 0; c < o->ncols; c++)
+		pad_cell(&b, o, width, c, titles[o->cols[c]], strlen(titles[o->cols[c]]));
+	sb_str(&b, "\n# ");
+	for (c = 0; c < o->ncols; c++) {
+		if (c > 0)
+			sb_put(&b, "  ", 2);
+		sb_fill(&b, '.', width[c]);
+	}
+	sb_str(&b, "\n#\n");
+	if (o->graph) {
+		size_t k = 0, ng = 0;
+		for (i = 0; i < n && k < nshown; i++) {
+			const struct pvreport_row *row = pvreport__row(r, i);
+			double p = o->base > 0 ? 100.0 * (double)(o->children ? row->total : row->self) / o->base : 0;
+			if (p < o->percent_limit)
+				continue;
+			k++;
+			if (row->frame == PV_NONE)
+				continue;
+			keys[ng].symname = row->symname;
+			keys[ng].kernel = row->kind == PV_KERNEL;
+			ng++;
+		}
+		if ((rc = pvgraph__new(pv, o->graph_opts, keys, ng, &g)))
+			goto done;
+	}
+	{
+		struct graph_ctx gc = { pv, g, o->graph_total, o->graph_total * o->graph_pct / 100, &b,
+					malloc(256), 256 };
+		size_t k = 0, ng = 0;
+
+		if (!gc.prefix) {
+			rc = -ENOMEM;
+			goto done;
+		}
+		for (i = 0; i < n && k < nshown && !b.err; i++) {
+			const struct pvreport_row *row = pvreport__row(r, i);
+			double p = o->base > 0 ? 100.0 * (double)(o->children ? row->total : row->self) / o->base : 0;
+			if (p < o->percent_limit)
+				continue;
+			k++;
+			sb_str(&b, "  ");
+			for (c = 0; c < o->ncols; c++) {
+				cell(pv, row, o, o->cols[c], &cb);
+				pad_cell(&b, o, width, c, cb.p ? cb.p : "", cb.n);
+			}
+			sb_put(&b, "\n", 1);
+			if (g && row->frame != PV_NONE)
+				graph(&gc, pvgraph__root(g, ng++));
+		}
+		free(gc.prefix);
+	}
+	rc = b.err ? b.err : cb.err;
+done:
+	pvgraph__delete(g);
+	free(keys);
+	free(cb.p);
+	if (rc) {
+		free(b.p);
+		return rc;
+	}
+	if (!b.p) {
+		b.p = calloc(1, 1);
+		if (!b.p)
+			return -ENOMEM;
+	}
+	*text = b.p;
+	*len = b.n;
+	return 0;
+}
