@@ -445,33 +445,27 @@ static int graph_node(struct pvgraph *g, uint32_t name, uint32_t *id)
 	return 0;
 }
 
-/* The kid of node named name: edges in a key table (parent, name) -> id. */
-static int graph_kid(struct pvgraph *g, struct keytab *edges, uint32_t parent,
-		     uint32_t name, uint32_t **edge_node, size_t *edge_cap, uint32_t *out)
+/* The kid of parent named name: edges in a map (parent << 32 | name) -> id. */
+static int graph_kid(struct pvgraph *g, struct u64map *edges, uint32_t parent,
+		     uint32_t name, uint32_t *out)
 {
-	uint32_t key[2] = { parent, name }, e;
-	int added, rc = keytab__intern(edges, key, sizeof key, &e, &added);
+	int added, rc;
+	uint32_t *slot = u64map__insert(edges, (uint64_t)parent << 32 | name, 0, &added);
 
-	if (rc)
-		return rc;
+	if (!slot)
+		return -ENOMEM;
 	if (added) {
-		if (e >= *edge_cap) {
-			size_t cap = *edge_cap ? *edge_cap * 2 : 1024;
-			uint32_t *n = realloc(*edge_node, cap * sizeof *n);
-			if (!n)
-				return -ENOMEM;
-			*edge_node = n;
-			*edge_cap = cap;
-		}
-		if ((rc = graph_node(g, name, &(*edge_node)[e])))
+		uint32_t id;
+		if ((rc = graph_node(g, name, &id)))
 			return rc;
+		*slot = id;
 		/* kids linked newest first (kids: the first, sib: the next);
 		 * sorted at the end anyway */
-		g->sib[(*edge_node)[e]] = g->nodes[parent].nkids ? g->nodes[parent].kids : UINT32_MAX;
-		g->nodes[parent].kids = (*edge_node)[e];
+		g->sib[id] = g->nodes[parent].nkids ? g->nodes[parent].kids : UINT32_MAX;
+		g->nodes[parent].kids = id;
 		g->nodes[parent].nkids++;
 	}
-	*out = (*edge_node)[e];
+	*out = *slot;
 	return 0;
 }
 
@@ -490,13 +484,15 @@ int pvgraph__new(struct profview *pv, const struct pvreport_opts *o,
 		 const struct pvgraph_key *keys, size_t n, struct pvgraph **out)
 {
 	struct pvgraph *g = calloc(1, sizeof *g);
-	struct keytab *want = keytab__new(), *edges = keytab__new();
-	uint32_t *edge_node = NULL, *uniq = NULL;
-	size_t edge_cap = 0, *stamp = NULL, ns = profview__nstacks(pv), i, at;
+	struct keytab *want = keytab__new();
+	struct u64map edges;
+	uint32_t *uniq = NULL;
+	size_t *stamp = NULL, ns = profview__nstacks(pv), i, at;
 	int rc = 0;
 
 	*out = NULL;
-	if (!g || !want || !edges || !(g->roots = calloc(n ? n : 1, sizeof *g->roots)) ||
+	u64map__init(&edges);
+	if (!g || !want || !(g->roots = calloc(n ? n : 1, sizeof *g->roots)) ||
 	    !(stamp = calloc(n ? n : 1, sizeof *stamp))) {
 		rc = -ENOMEM;
 		goto done;
@@ -547,15 +543,15 @@ int pvgraph__new(struct profview *pv, const struct pvreport_opts *o,
 			g->nodes[node].w += w;
 			if (o->children) {
 				for (m = j == (long)nf - 1 ? 0 : j; m < (long)nf && !rc; m++) {
-					rc = graph_kid(g, edges, node, profview__frame(pv, ids[m])->symname,
-						       &edge_node, &edge_cap, &node);
+					rc = graph_kid(g, &edges, node, profview__frame(pv, ids[m])->symname,
+						       &node);
 					if (!rc)
 						g->nodes[node].w += w;
 				}
 			} else {
 				for (m = (long)nf - 1; m >= 0 && !rc; m--) {
-					rc = graph_kid(g, edges, node, profview__frame(pv, ids[m])->symname,
-						       &edge_node, &edge_cap, &node);
+					rc = graph_kid(g, &edges, node, profview__frame(pv, ids[m])->symname,
+						       &node);
 					if (!rc)
 						g->nodes[node].w += w;
 				}
@@ -587,10 +583,9 @@ int pvgraph__new(struct profview *pv, const struct pvreport_opts *o,
 	g->sib = NULL;
 done:
 	free(uniq);
-	free(edge_node);
 	free(stamp);
 	keytab__delete(want);
-	keytab__delete(edges);
+	u64map__exit(&edges);
 	if (rc) {
 		pvgraph__delete(g);
 		return rc;

@@ -64,14 +64,19 @@ static void sb_fill(struct sbuf *b, char c, size_t n)
 
 static void sb_printf(struct sbuf *b, const char *fmt, ...)
 {
+	char small[128];
 	va_list ap;
 	int n;
 
 	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
+	n = vsnprintf(small, sizeof small, fmt, ap);
 	va_end(ap);
 	if (n < 0)
 		return;
+	if ((size_t)n < sizeof small) {
+		sb_put(b, small, (size_t)n);
+		return;
+	}
 	sb_grow(b, (size_t)n);
 	if (b->err)
 		return;
