@@ -11,3 +11,4 @@ sh bench/luaprofile.sh
 sh bench/perfdata.sh
 sh bench/dwarf_cli.sh
 sh bench/record_overhead.sh
+sh bench/report_scale.sh
