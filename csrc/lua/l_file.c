@@ -837,8 +837,10 @@ static int comm_to_table(void *arg, uint32_t pid, uint32_t tid, const char *comm
 	return 0;
 }
 
-/* f:profile{symbolizer=, comms=, mark_truncated=, thread_comms=,
+/* f:profile{symbolizer=, comms=, mark_truncated=, thread_comms=, max_stack=,
  *            progress = function(done, total)} -> profile, info
+ * (max_stack = N: each stack's N addresses nearest the leaf, perf's
+ * --max-stack)
  * (perfdata__profile: the core builds it).  Without a symbolizer, one made
  * here serves the file (p:symbolizer()); symbolizer = false: none. */
 static int file_profile(lua_State *L)
@@ -894,6 +896,12 @@ static int file_profile(lua_State *L)
 	st = *lperf_newprofile(L) = stacktab__new();
 	if (!st)
 		return lperf_fail(L, "out of memory", ENOMEM);
+	if (!lua_isnil(L, 2)) {
+		int depth = lperf_optfield_int(L, 2, "max_stack", 0);
+		if (depth < 0)
+			return luaL_error(L, "f:profile: max_stack must be >= 0");
+		stacktab__set_max_depth(st, (unsigned)depth);
+	}
 	f->gen++;
 	e = perfdata__profile(f->pd, &o, st, &stats, err, sizeof err);
 	if (e < 0)

@@ -618,7 +618,8 @@ end
 -- comm_width= } for the event shown, as M.load's list.meta), or nil and a
 -- message; nil, nil when path is not a perf.data file (folded stacks: use
 -- M.load).  opts: event, kallsyms, vmlinux, symfs, frames, inline, lines,
--- progress.
+-- progress, max_stack (the addresses of each stack kept from the leaf: 1
+-- for reports that read leaves alone).
 function M.open_view(path, opts)
   opts = opts or {}
   local fh, err = io.open(path, "rb")
@@ -637,7 +638,8 @@ function M.open_view(path, opts)
     sym, serr = M.file_symbolizer(f, opts)
     if not sym then f:close(); return nil, serr end
   end
-  local p, info = f:profile{ symbolizer = sym, mark_truncated = dwarf or nil, progress = opts.progress }
+  local p, info = f:profile{ symbolizer = sym, mark_truncated = dwarf or nil, progress = opts.progress,
+    max_stack = opts.max_stack }
   f:close()
   if not p then return nil, info end
   local v, verr = p:view{ symbolizer = sym, inline = opts.inline, lines = opts.lines,

@@ -310,7 +310,7 @@ int pvreport__new(struct profview *pv, const struct pvreport_opts *o, struct pvr
 	size_t ns = profview__nstacks(pv), i, nrows, kept, bytes = 0;
 	uint8_t *view = NULL;
 	size_t viewcap = 0;
-	uint32_t unknown;
+	uint32_t unknown, nofk;
 	int rc;
 
 	*out = NULL;
@@ -324,7 +324,9 @@ int pvreport__new(struct profview *pv, const struct pvreport_opts *o, struct pvr
 	a.fk = calloc(profview__nframes(pv) * 4 + 1, sizeof *a.fk);
 	u64map__init(&a.rowmap);
 	r = calloc(1, sizeof *r);
-	if (!a.fkt || !a.skt || !a.fk || !r || (rc = profview__intern(pv, "[unknown]", 9, &unknown))) {
+	if (!a.fkt || !a.skt || !a.fk || !r || (rc = profview__intern(pv, "[unknown]", 9, &unknown)) ||
+	    /* frame parts id 0: none (rows keyed by the stack alone) */
+	    (rc = keytab__intern(a.fkt, "", 0, &nofk, NULL))) {
 		rc = -ENOMEM;
 		goto fail;
 	}

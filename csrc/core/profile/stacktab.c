@@ -44,6 +44,7 @@ struct stacktab {
 	char **events;
 	uint32_t nevents;
 	uint32_t last;              /* entry index + 1 of the previous sample's stack */
+	unsigned max_depth;         /* addresses kept from the leaf; 0: all */
 	struct st_commmap comms;    /* by pid */
 	struct st_commmap thread_comms;   /* by tid */
 	/* Comm objects: each a name index (into names), renamed in place when
@@ -271,6 +272,20 @@ static void add_weights(struct stacktab *st, size_t i, const uint64_t *w)
 		d[k] += w[k];
 }
 
+/* The length of the chain's first depth addresses, markers included (a
+ * chain strip() discards stays whole, so it is discarded the same). */
+static unsigned cut_depth(const uint64_t *key, unsigned nkey, unsigned depth)
+{
+	unsigned i, n = 0;
+
+	if (!record__callchain_usable(key, nkey))
+		return nkey;
+	for (i = 0; i < nkey; i++)
+		if (key[i] < (uint64_t)PERF_CONTEXT_MAX && ++n == depth)
+			return i + 1;
+	return nkey;
+}
+
 static int add(struct stacktab *st, const uint64_t *key, unsigned nkey,
 	       uint32_t ev, int32_t pid, int32_t tid, uint32_t comm, uint64_t count,
 	       uint64_t period, const uint64_t *w)
@@ -279,6 +294,9 @@ static int add(struct stacktab *st, const uint64_t *key, unsigned nkey,
 	size_t j;
 	struct st_entry *e;
 	unsigned nr, nk;
+
+	if (st->max_depth && nkey > st->max_depth)
+		nkey = cut_depth(key, nkey, st->max_depth);
 
 	/* Hot loops repeat a stack sample after sample: try the previous one
 	 * first (a miss usually differs at the leaf, the first word). */
@@ -757,6 +775,11 @@ static int remap_names(struct stacktab *dst, const struct stacktab *src,
 			return rc;
 	}
 	return 0;
+}
+
+void stacktab__set_max_depth(struct stacktab *st, unsigned depth)
+{
+	st->max_depth = depth;
 }
 
 int stacktab__merge(struct stacktab *dst, const struct stacktab *src)

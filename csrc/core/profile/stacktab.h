@@ -132,6 +132,13 @@ int stacktab__add_sample_raw(struct stacktab *st, const struct evtab *t, const v
 long stacktab__add_records(struct stacktab *st, const struct evtab *t,
 			   const void *buf, size_t len, char *err, size_t errlen);
 
+/*
+ * Keeps at most depth addresses of each stack added from now on, from the
+ * leaf (perf's --max-stack; 1: the sampled ip alone, all a report without
+ * children or call graphs reads).  0: all (the default).
+ */
+void stacktab__set_max_depth(struct stacktab *st, unsigned depth);
+
 /* Adds every stack, comm and count of src into dst (names and weights
  * matched by name). */
 int stacktab__merge(struct stacktab *dst, const struct stacktab *src);

@@ -137,6 +137,9 @@ return function(args)
   local progress, done = options.progress("luaperf report", o.input)
   local lopts = { event = o.event, kallsyms = o.kallsyms, vmlinux = o.vmlinux, symfs = o.symfs,
     frames = frames and true or false, progress = progress }
+  -- self overhead without call graphs reads each sample's leaf alone (as
+  -- perf, which resolves no chain then)
+  if o.children == false and not o.graph then lopts.max_stack = 1 end
   -- a perf.data file: a view whose rows and call graphs the core computes;
   -- folded stacks: a stack list and lua/perf/report.lua
   local src, info = stacks.open_view(o.input, lopts)
