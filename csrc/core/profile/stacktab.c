@@ -11,6 +11,8 @@
 #include "profile/stacktab.h"
 #include "record/record.h"
 
+#define SLOT_TAG(h) ((h) & UINT64_C(0xffffffff00000000))
+
 struct st_entry {
 	uint64_t hash;
 	size_t key;                 /* the key (chain with context markers) in the arena */
@@ -39,7 +41,8 @@ struct stacktab {
 	size_t nr, cap;
 	uint64_t *arena;
 	size_t arena_len, arena_cap;
-	uint32_t *slots;            /* entry index + 1; 0 empty */
+	uint64_t *slots;            /* hash high bits | entry index + 1; 0 empty:
+				       a probe reads an entry only when they agree */
 	size_t nslots;
 	char **events;
 	uint32_t nevents;
@@ -184,7 +187,7 @@ static int event_index(struct stacktab *st, const char *name, uint32_t *out)
 static int grow_slots(struct stacktab *st)
 {
 	size_t n = st->nslots * 2, i;
-	uint32_t *s = calloc(n, sizeof *s);
+	uint64_t *s = calloc(n, sizeof *s);
 
 	if (!s)
 		return -ENOMEM;
@@ -192,7 +195,7 @@ static int grow_slots(struct stacktab *st)
 		size_t j = st->e[i].hash & (n - 1);
 		while (s[j])
 			j = (j + 1) & (n - 1);
-		s[j] = (uint32_t)(i + 1);
+		s[j] = SLOT_TAG(st->e[i].hash) | (i + 1);
 	}
 	free(st->slots);
 	st->slots = s;
@@ -316,13 +319,17 @@ static int add(struct stacktab *st, const uint64_t *key, unsigned nkey,
 	h = stack_hash(key, nkey, ev, pid, tid, comm);
 	j = h & (st->nslots - 1);
 	while (st->slots[j]) {
-		e = &st->e[st->slots[j] - 1];
+		if (SLOT_TAG(st->slots[j]) != SLOT_TAG(h)) {
+			j = (j + 1) & (st->nslots - 1);
+			continue;
+		}
+		e = &st->e[(uint32_t)st->slots[j] - 1];
 		if (e->hash == h && e->nkey == nkey && e->ev == ev &&
 		    e->pid == pid && e->tid == tid && e->comm == comm &&
 		    same_key(st->arena + e->key, key, nkey)) {
 			e->count += count;
 			e->period += period;
-			st->last = st->slots[j];
+			st->last = (uint32_t)st->slots[j];
 			if (w && st->w)
 				add_weights(st, st->last - 1, w);
 			goto done;
@@ -368,8 +375,8 @@ static int add(struct stacktab *st, const uint64_t *key, unsigned nkey,
 	e->period = period;
 	if (w && st->w)
 		add_weights(st, st->nr, w);
-	st->slots[j] = (uint32_t)++st->nr;
-	st->last = st->slots[j];
+	st->slots[j] = SLOT_TAG(h) | ++st->nr;
+	st->last = (uint32_t)st->slots[j];
 	if (st->nr * 2 > st->nslots && grow_slots(st))
 		return -ENOMEM;
 done:
