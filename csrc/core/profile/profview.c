@@ -41,11 +41,33 @@ struct profview {
 	/* named frames of st: name index -> frame id + 1 */
 	uint32_t *named;
 	size_t nnamed;
+	/* While building: the symbolizer's strings (stable until it is
+	 * deleted) interned by address; an object's short name by its id. */
+	struct u64map by_ptr, dsonames;
 };
 
 int profview__intern(struct profview *pv, const char *s, size_t len, uint32_t *id)
 {
 	return keytab__intern(pv->strs, s, len, id, NULL);
+}
+
+static uint32_t intern(struct profview *pv, const char *s, int *rc);
+
+/* intern() for a string of the symbolizer's: once per address. */
+static uint32_t intern_sym(struct profview *pv, const char *s, int *rc)
+{
+	uint32_t *v, id;
+	int added;
+
+	if (!s || *rc)
+		return PV_NONE;
+	v = u64map__find(&pv->by_ptr, (uint64_t)(uintptr_t)s);
+	if (v)
+		return *v;
+	id = intern(pv, s, rc);
+	if (!*rc && !u64map__insert(&pv->by_ptr, (uint64_t)(uintptr_t)s, id, &added))
+		*rc = -ENOMEM;
+	return id;
 }
 
 static uint32_t intern(struct profview *pv, const char *s, int *rc)
@@ -176,12 +198,21 @@ static int derive(struct profview *pv, struct pv_frame *f)
 		}
 	}
 	if (dso && *dso) {
+		uint32_t *v = u64map__find(&pv->dsonames, f->dso);
 		unsigned long tid;
-		if (jit_map_tid(dso, &tid)) {
-			snprintf(buf, sizeof buf, "[JIT] tid %lu", tid);
-			f->dsoname = intern(pv, buf, &rc);
+		int added;
+
+		if (v) {
+			f->dsoname = *v;
 		} else {
-			f->dsoname = intern(pv, basename_of(dso, buf, sizeof buf), &rc);
+			if (jit_map_tid(dso, &tid)) {
+				snprintf(buf, sizeof buf, "[JIT] tid %lu", tid);
+				f->dsoname = intern(pv, buf, &rc);
+			} else {
+				f->dsoname = intern(pv, basename_of(dso, buf, sizeof buf), &rc);
+			}
+			if (!rc && !u64map__insert(&pv->dsonames, f->dso, f->dsoname, &added))
+				rc = -ENOMEM;
 		}
 	} else {
 		f->dsoname = intern(pv, "[unknown]", &rc);
@@ -285,12 +316,12 @@ static int resolve_addr(struct profview *pv, const struct profview_opts *o,
 			f->kind = PV_JIT;
 		else
 			f->kind = PV_USER;
-		f->name = intern(pv, r.name, &rc);
+		f->name = intern_sym(pv, r.name, &rc);
 		if (r.raw_name && r.name && strcmp(r.raw_name, r.name) != 0)
-			f->mangled = intern(pv, r.raw_name, &rc);
-		f->dso = intern(pv, r.dso, &rc);
+			f->mangled = intern_sym(pv, r.raw_name, &rc);
+		f->dso = intern_sym(pv, r.dso, &rc);
 		if (r.file) {
-			f->file = intern(pv, r.file, &rc);
+			f->file = intern_sym(pv, r.file, &rc);
 			f->line = r.line;
 		}
 		if (r.build_id[0])
@@ -310,7 +341,7 @@ static int resolve_addr(struct profview *pv, const struct profview_opts *o,
 		if (kernel) {
 			const char *dso;
 			if (symbolizer__find_kernel_map(o->sym, a->addr, &dso) == 0)
-				f->dso = intern(pv, dso, &rc);
+				f->dso = intern_sym(pv, dso, &rc);
 		} else {
 			struct sym_map m;
 			if (symbolizer__find_map(o->sym, pid, a->addr, &m) == 0) {
@@ -320,7 +351,7 @@ static int resolve_addr(struct profview *pv, const struct profview_opts *o,
 					f->dso = intern(pv, buf, &rc);
 					f->kind = PV_JIT;
 				} else {
-					f->dso = intern(pv, m.path, &rc);
+					f->dso = intern_sym(pv, m.path, &rc);
 					if (a->addr >= m.start) {
 						f->rel = a->addr - m.start + m.pgoff;
 						f->has_rel = 1;
@@ -560,7 +591,11 @@ int profview__new(const struct stacktab *st, const struct profview_opts *o,
 		profview__delete(pv);
 		return -ENOMEM;
 	}
+	u64map__init(&pv->by_ptr);
+	u64map__init(&pv->dsonames);
 	rc = build(pv, o);
+	u64map__exit(&pv->by_ptr);
+	u64map__exit(&pv->dsonames);
 	if (rc) {
 		profview__delete(pv);
 		return rc;
@@ -578,6 +613,8 @@ void profview__delete(struct profview *pv)
 	free(pv->stacks);
 	free(pv->ids);
 	free(pv->named);
+	u64map__exit(&pv->by_ptr);
+	u64map__exit(&pv->dsonames);
 	free(pv);
 }
 
