@@ -21,7 +21,9 @@
  *                  "comm", "dso", "sym", "pid", "tid", "cpu"}, percent_limit=,
  *                  n=, comm_cut=, graph=, graph_pct= }
  *       -> perf report's table as text (titles, rule, rows, call graphs), rows, all, total
- *   v:list{ event= }  -> the stack list of lua/perf/stacks.lua
+ *   v:list{ event=, merge= }  -> the stack list of lua/perf/stacks.lua
+ *       (merge = true: stacks that a flame graph draws alike, the same command
+ *       and frame labels and kinds, as one; their frames are the first's)
  *
  * Filters: event, comm (a name or a list), pid and tid (a number or a
  * list) select stacks; dso and sym (Lua patterns) match the leaf's object
@@ -30,6 +32,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "base/keytab.h"
 #include "binding.h"
 #include "profile/profview.h"
 #include "profile/pvfolded.h"
@@ -668,72 +671,162 @@ static void push_frame(lua_State *L, struct profview *pv, const struct pv_frame 
 		lperf_setu64(L, "rel", f->rel);
 }
 
-/* v:list{event=} -> a stack list (lua/perf/stacks.lua's shape) */
+/* Stack i into the list's table at -1 (frames from the frame tables at
+ * index frames), counting as count, period; merged stacks have no pid. */
+static void push_stack(lua_State *L, struct profview *pv, size_t i, int frames, int empty,
+		       uint64_t count, uint64_t period, const uint64_t *weights, int merged)
+{
+	const struct stacktab *st = profview__table(pv);
+	struct stacktab_entry e;
+	const uint32_t *ids;
+	unsigned n, j;
+
+	stacktab__get(st, i, &e);
+	profview__stack(pv, i, &ids, &n);
+	lua_createtable(L, 0, 10);
+	if (n == 0 && profview__depth(pv, i) > 0) {
+		lua_pushvalue(L, empty);
+		lua_setfield(L, -2, "frames");
+		lperf_setint(L, "depth", profview__depth(pv, i));
+	} else {
+		lua_createtable(L, (int)n, 0);
+		for (j = 0; j < n; j++) {
+			lua_rawgeti(L, frames, (int)ids[j] + 1);
+			if (lua_isnil(L, -1)) {
+				lua_pop(L, 1);
+				push_frame(L, pv, profview__frame(pv, ids[j]));
+				lua_pushvalue(L, -1);
+				lua_rawseti(L, frames, (int)ids[j] + 1);
+			}
+			lua_rawseti(L, -2, (int)j + 1);
+		}
+		lua_setfield(L, -2, "frames");
+	}
+	lperf_setu64(L, "count", count);
+	lperf_setu64(L, "period", period);
+	if (!merged) {
+		lperf_setint(L, "pid", e.pid);
+		lperf_setint(L, "tid", e.tid);
+		set_str(L, pv, "thread_comm", profview__thread_comm(pv, i));
+	}
+	set_str(L, pv, "comm", profview__comm(pv, i));
+	if (e.event && e.event[0])
+		lperf_setstr(L, "event", e.event);
+	if (weights) {
+		unsigned w, nw = stacktab__nweights(st);
+		lua_createtable(L, 0, (int)nw);
+		for (w = 0; w < nw; w++)
+			lperf_setu64(L, stacktab__weight_name(st, w), weights[w]);
+		lua_setfield(L, -2, "weights");
+	}
+}
+
+/* The merged stacks: one per (event, command, frames), first seen first. */
+struct merged {
+	size_t first;
+	uint64_t count, period, w[STACKTAB_MAX_WEIGHTS];
+	int has_w;
+};
+
+/* v:list{event=, merge=} -> a stack list (lua/perf/stacks.lua's shape);
+ * merge = true: stacks of one command whose frames have the same labels
+ * and kinds are one (flame graphs draw them alike), without pid or tid. */
 static int v_list(lua_State *L)
 {
 	struct profview *pv = check_view(L)->pv;
 	const struct stacktab *st = profview__table(pv);
-	size_t ns = profview__nstacks(pv), nf = profview__nframes(pv), i, k = 0;
+	size_t ns = profview__nstacks(pv), nf = profview__nframes(pv), i, k = 0, nm = 0;
 	uint64_t samples = 0, period = 0, all;
 	const uint8_t *keep;
-	int frames, empty;
+	struct merged *m = NULL;
+	int frames, empty, merge;
 
 	if (lua_isnoneornil(L, 2))
 		lua_newtable(L);
 	else
 		luaL_checktype(L, 2, LUA_TTABLE);
 	lua_settop(L, 2);
+	merge = lperf_optfield_bool(L, 2, "merge", 0);
 	keep = keep_mask(L, pv, 2, 0, 0, &all);
-	/* each frame's table once, shared by the stacks that hold it */
+	if (merge) {
+		/* the merged stacks' sums, in a userdata so an error frees them */
+		struct keytab *kt = keytab__new();
+		uint32_t *key = NULL;
+		size_t keycap = 0;
+		int rc = kt ? 0 : -ENOMEM;
+		m = lua_newuserdatauv(L, (ns ? ns : 1) * sizeof *m, 0);
+		for (i = 0; i < ns && !rc; i++) {
+			struct stacktab_entry e;
+			const uint32_t *ids;
+			unsigned n, j, nw;
+			uint32_t id;
+			int added;
+
+			if (keep && !keep[i])
+				continue;
+			profview__stack(pv, i, &ids, &n);
+			if (n + 3 > keycap) {
+				uint32_t *nk = realloc(key, (n + 3) * sizeof *nk);
+				if (!nk) { rc = -ENOMEM; break; }
+				key = nk;
+				keycap = n + 3;
+			}
+			key[0] = profview__event(pv, i);
+			key[1] = profview__comm(pv, i);
+			key[2] = n ? 0 : profview__depth(pv, i);
+			/* a flame graph's node is a frame's label and kind */
+			for (j = 0; j < n; j++) {
+				const struct pv_frame *f = profview__frame(pv, ids[j]);
+				key[3 + j] = f->label << 3 | f->kind;
+			}
+			if ((rc = keytab__intern(kt, key, (n + 3) * sizeof *key, &id, &added)))
+				break;
+			stacktab__get(st, i, &e);
+			if (added) {
+				memset(&m[id], 0, sizeof m[id]);
+				m[id].first = i;
+				nm++;
+			}
+			m[id].count += e.count;
+			m[id].period += e.period;
+			if (e.weights) {
+				m[id].has_w = 1;
+				nw = stacktab__nweights(st);
+				for (j = 0; j < nw; j++)
+					m[id].w[j] += e.weights[j];
+			}
+		}
+		free(key);
+		keytab__delete(kt);
+		if (rc)
+			return view_fail(L, rc);
+	}
+	/* each frame's table made once, when a stack first holds it, and
+	 * shared by the stacks that hold it */
 	lua_createtable(L, (int)nf, 0);
 	frames = lua_gettop(L);
-	for (i = 0; i < nf; i++) {
-		push_frame(L, pv, profview__frame(pv, (uint32_t)i));
-		lua_rawseti(L, frames, (int)i + 1);
-	}
 	lua_newtable(L);
 	empty = lua_gettop(L);
-	lua_createtable(L, (int)ns, 1);
-	for (i = 0; i < ns; i++) {
-		struct stacktab_entry e;
-		const uint32_t *ids;
-		unsigned n, j;
-
-		if (keep && !keep[i])
-			continue;
-		stacktab__get(st, i, &e);
-		profview__stack(pv, i, &ids, &n);
-		lua_createtable(L, 0, 10);
-		if (n == 0 && profview__depth(pv, i) > 0) {
-			lua_pushvalue(L, empty);
-			lua_setfield(L, -2, "frames");
-			lperf_setint(L, "depth", profview__depth(pv, i));
-		} else {
-			lua_createtable(L, (int)n, 0);
-			for (j = 0; j < n; j++) {
-				lua_rawgeti(L, frames, (int)ids[j] + 1);
-				lua_rawseti(L, -2, (int)j + 1);
-			}
-			lua_setfield(L, -2, "frames");
+	lua_createtable(L, (int)(merge ? nm : ns), 1);
+	if (merge) {
+		for (i = 0; i < nm; i++) {
+			push_stack(L, pv, m[i].first, frames, empty, m[i].count, m[i].period,
+				   m[i].has_w ? m[i].w : NULL, 1);
+			lua_rawseti(L, -2, (int)++k);
+			samples += m[i].count;
+			period += m[i].period;
 		}
-		lperf_setu64(L, "count", e.count);
-		lperf_setu64(L, "period", e.period);
-		lperf_setint(L, "pid", e.pid);
-		lperf_setint(L, "tid", e.tid);
-		set_str(L, pv, "comm", profview__comm(pv, i));
-		set_str(L, pv, "thread_comm", profview__thread_comm(pv, i));
-		if (e.event && e.event[0])
-			lperf_setstr(L, "event", e.event);
-		if (e.weights) {
-			unsigned w, nw = stacktab__nweights(st);
-			lua_createtable(L, 0, (int)nw);
-			for (w = 0; w < nw; w++)
-				lperf_setu64(L, stacktab__weight_name(st, w), e.weights[w]);
-			lua_setfield(L, -2, "weights");
+	} else {
+		for (i = 0; i < ns; i++) {
+			struct stacktab_entry e;
+			if (keep && !keep[i])
+				continue;
+			stacktab__get(st, i, &e);
+			push_stack(L, pv, i, frames, empty, e.count, e.period, e.weights, 0);
+			lua_rawseti(L, -2, (int)++k);
+			samples += e.count;
+			period += e.period;
 		}
-		lua_rawseti(L, -2, (int)++k);
-		samples += e.count;
-		period += e.period;
 	}
 	lua_createtable(L, 0, 4);
 	lperf_setu64(L, "samples", samples);

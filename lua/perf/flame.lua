@@ -220,25 +220,28 @@ function M.render(list, opts)
   local scale = total > 0 and (W - 2 * xpad) / total or 0
 
   -- Cap the number of boxes: keep the widest maxboxes, shallower first
-  -- among equals, so a kept box's parent is always kept.
-  local keep
+  -- among equals, so a kept box's parent is always kept.  A box narrower
+  -- than minw is left out anyway and is lighter than every wider one: only
+  -- the wide ones are ranked, and only when there are too many of them.
+  local keep, capped
   local nboxes = 0
-  local all = {}
+  local wide = {}
   local function collect(n, depth)
     nboxes = nboxes + 1
-    all[nboxes] = { n, depth }
+    if depth == 0 or n.v * scale >= minw then wide[#wide + 1] = { n, depth } end
     for _, c in ipairs(n.order) do collect(c, depth + 1) end
   end
   collect(root, 0)
-  if nboxes > maxboxes then
-    table.sort(all, function(a, b)
+  capped = nboxes > maxboxes
+  if capped and #wide > maxboxes then
+    table.sort(wide, function(a, b)
       if a[1].v ~= b[1].v then return a[1].v > b[1].v end
       return a[2] < b[2]
     end)
     keep = {}
-    for i = 1, maxboxes do keep[all[i][1]] = true end
+    for i = 1, maxboxes do keep[wide[i][1]] = true end
   end
-  all = nil
+  wide = nil
 
   -- Lay out: boxes[i] = { node, start, depth }
   local boxes = {}
@@ -342,7 +345,7 @@ function M.render(list, opts)
   put(string.format('<text id="details" x="%d" y="%d"> </text>\n', xpad, H - 8))
   if omitted > 0 then
     local why = string.format("narrower than %.2f px", minw)
-    if keep then why = why .. " or past the cap of " .. commas(maxboxes) .. " boxes" end
+    if capped then why = why .. " or past the cap of " .. commas(maxboxes) .. " boxes" end
     put(string.format('<text id="omitted" x="%d" y="%d" text-anchor="middle">%s frames %s omitted (%s %s)</text>\n',
       W / 2, H - fh - 8 + fh, commas(omitted), why, commas(omitted_w), unit))
   end

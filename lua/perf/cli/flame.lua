@@ -106,6 +106,9 @@ return function(args)
     if o.format == "folded" then
       folded_text = view:folded(vopts)
     else
+      -- a flame graph keys frames by command and name: one stack for
+      -- all the threads that share one
+      vopts.merge = true
       list = view:list(vopts)
       list.meta = meta
     end
