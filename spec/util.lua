@@ -49,16 +49,17 @@ function M.sh(cmd)
 end
 
 -- Runs bin/luaperf with the interpreter under test.
-function M.luaperf(args)
+-- env (optional): variables to set, "NAME=value " words.
+function M.luaperf(args, env)
   local pre = M.preload and ("LD_PRELOAD=" .. M.q(M.preload) .. " ") or ""
-  return M.sh(pre .. "LUAPERF_LUA=" .. M.lua .. " " .. M.root .. "/bin/luaperf " .. args)
+  return M.sh(pre .. (env or "") .. "LUAPERF_LUA=" .. M.lua .. " " .. M.root .. "/bin/luaperf " .. args)
 end
 
 -- bin/luaperf with stdout and stderr apart: stdout, success, stderr, exit code.
 local errdir
-function M.luaperf_split(args)
+function M.luaperf_split(args, env)
   errdir = errdir or M.tmpdir()
-  local out, ok, rc = M.luaperf(args .. " 2>" .. errdir .. "/stderr")
+  local out, ok, rc = M.luaperf(args .. " 2>" .. errdir .. "/stderr", env)
   return out, ok, M.read(errdir .. "/stderr") or "", rc
 end
 

@@ -1,0 +1,204 @@
+-- The report engine in the core (profile views: csrc/core/profile/profview,
+-- pvreport, pvfolded, pvtext) against the Lua one it replaces on perf.data
+-- files (lua/perf/stacks.lua, report.lua, folded.lua, cli/report.lua): the
+-- same frames, rows, call graphs, folded stacks and report text, on a
+-- recording made here by perf and on the foreign recordings of
+-- ../shared/perfdata-corpus.  Agreement with perf itself is checked by the
+-- report specs (fresh_spec, corpus specs), which now run the core engine.
+local util = require "util"
+local perf = require "perf"
+local stacks = require "perf.stacks"
+local report = require "perf.report"
+local folded = require "perf.folded"
+
+local dir, data
+setup(function()
+  dir = util.tmpdir()
+  data = dir .. "/mixed.data"
+  local out, ok = util.perf("record -q -g -F 2999 -o " .. data .. " -- sh -c " .. util.q(
+    "python3 -c 'import json; print(sum(len(json.dumps(list(range(i % 300)))) for i in range(20000)))'; " ..
+    "build/progs/shaped 300; ls -lR /usr/lib > /dev/null") .. " > /dev/null 2>&1")
+  assert(ok, out)
+end)
+teardown(function() util.sh("rm -rf " .. util.q(dir)) end)
+
+local corpus = "../shared/perfdata-corpus/"
+local function files()
+  local list = { data }
+  for _, name in ipairs({ "perf.data.callgraph-3.4", "perf.data.systemwide.5-3.8",
+                          "perf.data.busy.1-3.8", "perf.data.armv7-3.4" }) do
+    local f = io.open(corpus .. name, "rb")
+    if f then f:close(); list[#list + 1] = corpus .. name end
+  end
+  return list
+end
+
+-- the file's profile, its symbolizer, its view and the Lua stack list
+local function load(path)
+  local f = assert(perf.open(path, { unordered = true }))
+  local sym = assert(stacks.file_symbolizer(f, {}))
+  local p = assert(f:profile{ symbolizer = sym })
+  f:close()
+  local v = assert(p:view{ symbolizer = sym })
+  local list = stacks.from_profile(p, sym, {})
+  return p, v, list
+end
+
+local frame_fields = { "addr", "kind", "name", "mangled", "dso", "file", "line", "build_id",
+  "offset", "rel" }
+
+describe("a profile view", function()
+  it("holds the frames and stacks the Lua builder makes", function()
+    for _, path in ipairs(files()) do
+      local _, v, list = load(path)
+      local vl = v:list()
+      assert.are.equal(#list, #vl, path)
+      assert.is_true(#list > 10, path .. ": " .. #list .. " stacks")
+      for i, s in ipairs(list) do
+        local t = vl[i]
+        for _, k in ipairs({ "count", "period", "pid", "tid", "comm", "thread_comm", "event" }) do
+          assert.are.equal(s[k], t[k], path .. " stack " .. i .. " " .. k)
+        end
+        assert.are.equal(#s.frames, #t.frames, path .. " stack " .. i)
+        for j, fr in ipairs(s.frames) do
+          for _, k in ipairs(frame_fields) do
+            assert.are.equal(fr[k], t.frames[j][k], path .. " stack " .. i .. " frame " .. j .. " " .. k)
+          end
+        end
+      end
+    end
+  end)
+
+  it("reports the rows report.top reports", function()
+    local cases = {
+      { by = { "comm", "dso", "sym" } },
+      { by = { "comm", "dso", "sym" }, children = true, weight = "period", percentage = "absolute" },
+      { by = { "sym" }, children = true },
+      { by = { "dso" }, children = true },
+      { by = { "comm", "thread" } },
+      { by = { "thread", "sym" }, weight = "period" },
+      { by = "sym", children = true, dso = "lib", percentage = "absolute" },
+      { by = "comm,sym", sym = "^_" },
+    }
+    for _, path in ipairs(files()) do
+      local _, v, list = load(path)
+      for n, opts in ipairs(cases) do
+        local a, b = report.top(list, opts), v:report(opts)
+        local what = path .. " case " .. n
+        assert.are.equal(#a, #b, what)
+        assert.are.equal(a.total, b.total, what)
+        assert.are.equal(a.all, b.all, what)
+        for i, r in ipairs(a) do
+          for _, k in ipairs({ "key", "self", "total", "samples", "sym", "dso", "kind", "comm",
+                               "pid", "tid", "thread_comm" }) do
+            assert.are.equal(r[k], b[i][k], what .. " row " .. i .. " " .. k)
+          end
+          assert.is_true(math.abs(r.self_pct - b[i].self_pct) < 1e-9, what)
+        end
+      end
+    end
+  end)
+
+  it("draws the call graphs report.callgraph draws", function()
+    local function same(x, y, what)
+      assert.are.equal(x.w, y.w, what)
+      assert.are.equal(x.name, y.name, what)
+      assert.are.equal(#x.kids, y.nkids, what)
+      for i, k in ipairs(x.kids) do same(k, y.kids[i], what .. "/" .. tostring(k.name)) end
+    end
+    for _, path in ipairs(files()) do
+      local _, v, list = load(path)
+      for _, children in ipairs({ false, true }) do
+        local opts = { by = { "comm", "dso", "sym" }, children = children, weight = "period" }
+        local a, b = report.top(list, opts), v:report(opts)
+        local shown = {}
+        for i = 1, math.min(#b, 25) do shown[i] = b[i] end
+        local trees = v:callgraph(shown, { children = children, weight = "period" })
+        for i = 1, #shown do
+          same(report.callgraph(list, a[i], { children = children, weight = "period" }), trees[i],
+            path .. " row " .. i)
+        end
+      end
+    end
+  end)
+
+  it("folds the stacks folded.format folds", function()
+    for _, path in ipairs(files()) do
+      local _, v, list = load(path)
+      for _, o in ipairs({ {}, { annotate = true }, { comm = false, weight = "period" } }) do
+        local vo = { annotate = o.annotate, comm_frame = o.comm, weight = o.weight }
+        local a, b = folded.format(list, o), v:folded(vo)
+        assert.is_true(#a > 0, path)
+        assert.are.equal(a, b, path)
+      end
+    end
+  end)
+
+  it("merges for flame graphs only what a flame graph draws alike", function()
+    local flame = require "perf.flame"
+    for _, path in ipairs(files()) do
+      local _, v, list = load(path)
+      local merged = v:list{ merge = true }
+      assert.is_true(#merged <= #list)
+      local a = flame.render(list, {})
+      local b = flame.render(merged, {})
+      assert.are.equal(a, b, path)
+    end
+  end)
+
+  it("keeps the leaves when a profile keeps one address per stack", function()
+    local f = assert(perf.open(data, { unordered = true }))
+    local sym = assert(stacks.file_symbolizer(f, {}))
+    local p1 = assert(f:profile{ symbolizer = sym, max_stack = 1 })
+    f:close()
+    local _, v, list = load(data)
+    local leaves = {}
+    for _, s in ipairs(list) do
+      local leaf = s.frames[#s.frames]
+      local k = s.tid .. ":" .. s.comm .. ":" .. (leaf and leaf.addr or "")
+      leaves[k] = (leaves[k] or 0) + s.count
+    end
+    local l1 = p1:view{ symbolizer = sym }:list()
+    local ones, n = {}, 0
+    for _, s in ipairs(l1) do
+      assert.is_true(#s.frames <= 1)
+      local k = s.tid .. ":" .. s.comm .. ":" .. (s.frames[1] and s.frames[1].addr or "")
+      ones[k] = (ones[k] or 0) + s.count
+    end
+    for k, c in pairs(leaves) do
+      assert.are.equal(c, ones[k], k)
+      n = n + 1
+    end
+    for k in pairs(ones) do assert.truthy(leaves[k], k) end
+    assert.is_true(n > 5)
+    assert.are.equal(#v:report{ by = "comm,dso,sym" }, #p1:view{ symbolizer = sym }:report{ by = "comm,dso,sym" })
+  end)
+end)
+
+describe("luaperf report and flame", function()
+  local function both(cmd)
+    local a, aok, aerr = util.luaperf_split(cmd)
+    local b, bok, berr = util.luaperf_split(cmd, "LUAPERF_ENGINE=lua ")
+    assert.is_true(aok, aerr)
+    assert.is_true(bok, berr)
+    return a, b
+  end
+  it("print what the Lua engine prints, with and without children and call graphs", function()
+    for _, path in ipairs(files()) do
+      for _, args in ipairs({ "--no-children", "--children", "--no-children -g", "--children -g",
+                              "--sort comm,pid", "--sort dso --children", "--sort sym -n 10",
+                              "--children -g --percent-limit 2 --sort comm,dso,sym",
+                              "--weight samples --percentage relative --comm python3",
+                              "--no-children --dso lib", "--symbol ^_ --children" }) do
+        local a, b = both("report -i " .. path .. " --stdio " .. args)
+        assert.are.equal(b, a, path .. " " .. args)
+      end
+      for _, args in ipairs({ "--format folded -o -", "--format folded --annotate --no-comm -o -",
+                              "--format folded --weight period -o -",
+                              "-o -" }) do
+        local a, b = both("flame -i " .. path .. " " .. args)
+        assert.are.equal(b, a, path .. " " .. args)
+      end
+    end
+  end)
+end)
