@@ -49,6 +49,11 @@ void lperf_open_zlib(lua_State *L);
 void lperf_open_luaprofile(lua_State *L);
 
 void lperf_open_file(lua_State *L);       /* perf.open: perf.data files (l_file.c) */
+/* The reader of the open perf.File at idx, rewound for a pass of its own
+ * (an f:records() iteration in progress is superseded); raises when closed. */
+struct perfdata;
+struct perfdata *lperf_file_pass(lua_State *L, int idx);
+int lperf_file_script_text(lua_State *L);  /* f:script_text (l_script.c) */
 void lperf_open_unwind(lua_State *L);     /* perf.unwinder, perf.unwind_* (l_unwind.c) */
 
 #endif

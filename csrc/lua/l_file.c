@@ -43,6 +43,8 @@
  *                         captured stack ends (at its root) with the address
  *                         perf.core.UNWIND_TRUNCATED_ADDR
  *   f:trace_text(raw)     a tracepoint payload printed by its format
+ *   f:script_text{...}    perf script's listing, formatted in C and written
+ *                         to stdout (l_script.c)
  *   f:warnings()          { "offset N: ...", ... }: what was read around
  *                         (a malformed feature skipped, data cut short and
  *                         read up to the cut); grows while records are read
@@ -701,6 +703,15 @@ static int file_records(lua_State *L)
 	return 1;
 }
 
+struct perfdata *lperf_file_pass(lua_State *L, int idx)
+{
+	struct lfile *f = checkfile(L, idx);
+
+	perfdata__rewind(f->pd);
+	f->gen++;
+	return f->pd;
+}
+
 /* ------------------------------------------------------------ scan */
 
 static int file_scan(lua_State *L)
@@ -1162,6 +1173,7 @@ void lperf_open_file(lua_State *L)
 		{ "scan", file_scan },
 		{ "profile", file_profile },
 		{ "trace_text", file_trace_text },
+		{ "script_text", lperf_file_script_text },
 		{ "warnings", file_warnings },
 		{ "close", file_close },
 		{ NULL, NULL },
