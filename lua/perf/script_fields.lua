@@ -237,6 +237,27 @@ function M.setup(req, events, use_callchain, warn)
   return layout
 end
 
+-- The fields f:script_text formats in C (csrc/core/perfdata/script_text.c).
+local C_FIELDS = set({ "comm", "tid", "pid", "time", "cpu", "event", "period", "ip", "sym",
+                       "symoff", "dso" })
+
+-- The layout's field sets as f:script_text takes them ({ [type] = set }),
+-- when every type a sample of these events can have (theirs, and "other"
+-- for samples of no known event) has only fields formatted in C; else nil.
+function M.c_fields(layout, events)
+  local types = { [OTHER] = true }
+  for _, ev in ipairs(events) do types[output_type(ev)] = true end
+  local out = {}
+  for t in pairs(types) do
+    local F = layout.by_type[t]
+    for name, on in pairs(F) do
+      if on and not C_FIELDS[name] then return nil end
+    end
+    out[t] = F
+  end
+  return out
+end
+
 -- Page fault addresses are code or data addresses: perf names their symbol.
 local function addr_has_sym(ev)
   return ev.type == 1 and (ev.config == 2 or ev.config == 5 or ev.config == 6)

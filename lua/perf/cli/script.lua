@@ -480,6 +480,31 @@ function M.run(args)
     return f:records(filter)
   end
 
+  -- The default listing (and the -F fields, filters and options it
+  -- takes) is formatted in C, with the same text; LUAPERF_SCRIPT=lua keeps
+  -- it in Lua (the specs compare the two).
+  local cfields = not script and not opts.show_all and not (opts.callchain and st.dwarf)
+    and st.sym and f.script_text and os.getenv("LUAPERF_SCRIPT") ~= "lua"
+    and fields.c_fields(layout, hdr.events)
+  if cfields then
+    local res, cerr, _, cwarn = f:script_text{
+      symbolizer = st.sym, fields = cfields, callchain = opts.callchain, ns = opts.ns,
+      time = opts.time, cpus = opts.cpus, pids = opts.pids, tids = opts.tids, comms = opts.comms,
+    }
+    for _, w in ipairs(res and res.warnings or cwarn or {}) do
+      io.stderr:write("luaperf script: warning: ", w, "\n")
+    end
+    warn_new()
+    f:close()
+    if not res then
+      if cerr:match("Broken pipe") then return 0 end
+      if cerr:match("^offset %d") then cerr = opts.input .. ": " .. cerr end
+      io.stderr:write("luaperf script: ", cerr, "\n")
+      return 1
+    end
+    return 0
+  end
+
   local out = io.stdout
   local ok, e = pcall(function()
     if script then
