@@ -1,7 +1,7 @@
 /*
  * f:script_text{...}: perf script's listing of a perf.File, formatted in C
- * (perfdata/script_text.h) and written to the C stdout (Lua's io.stdout)
- * in big chunks; no Lua value per record.  The pass starts from the first
+ * (perfdata/script_text.h) and written to the C stdout (Lua's io.stdout),
+ * or to the file opts.path, in big chunks; no Lua value per record.  The pass starts from the first
  * record (an iteration of f:records() in progress is superseded).
  *
  *   f:script_text{
@@ -14,6 +14,7 @@
  *     time = { start = ns, stop = ns },   -- the filters, as sets:
  *     cpus = { [cpu] = true }, pids = { [pid] = true }, tids = {...},
  *     comms = { [name] = true },
+ *     path = FILE,                 -- instead of stdout (created, truncated)
  *   } -> { records=, samples=, printed=, resolves=, warnings = {...} }
  *      | nil, msg, errno, warnings
  *
@@ -78,10 +79,9 @@ static void on_warning(void *arg, const char *msg)
 		w->oom = 1;
 }
 
-static int to_stdout(void *arg, const void *buf, size_t len)
+static int to_file(void *arg, const void *buf, size_t len)
 {
-	(void)arg;
-	if (fwrite(buf, 1, len, stdout) != len)
+	if (fwrite(buf, 1, len, arg) != len)
 		return errno ? -errno : -EIO;
 	return 0;
 }
@@ -213,6 +213,8 @@ int lperf_file_script_text(lua_State *L)
 	struct script_text_stats st;
 	struct symbolizer *sym;
 	struct warnlist *w;
+	const char *path;
+	FILE *out = stdout;
 	char err[512];
 	size_t i;
 	int rc;
@@ -257,14 +259,26 @@ int lperf_file_script_text(lua_State *L)
 	lua_pushcfunction(L, warnlist_gc);
 	lua_setfield(L, -2, "__gc");
 	lua_setmetatable(L, -2);
-	o.write = to_stdout;
+	path = lperf_optfield_str(L, 2, "path", NULL);
+	o.write = to_file;
 	o.warn = on_warning;
 	o.warn_arg = w;
+	/* Nothing below raises until the file is closed. */
+	if (path && !(out = fopen(path, "we"))) {
+		rc = errno;
+		lua_pushfstring(L, "cannot create %s: %s", path, strerror(rc));
+		return lperf_fail(L, lua_tostring(L, -1), rc);
+	}
 	/* Lua's io.stdout may hold text written before */
-	fflush(stdout);
+	fflush(out);
+	o.write_arg = out;
 	errno = 0;
 	rc = perfdata__script_text(pd, sym, &o, &st, err, sizeof err);
-	if (rc == 0 && fflush(stdout) != 0) {
+	if (rc == 0 && fflush(out) != 0) {
+		rc = errno ? -errno : -EIO;
+		snprintf(err, sizeof err, "%s", strerror(-rc));
+	}
+	if (path && fclose(out) != 0 && rc == 0) {
 		rc = errno ? -errno : -EIO;
 		snprintf(err, sizeof err, "%s", strerror(-rc));
 	}
