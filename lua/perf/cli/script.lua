@@ -70,13 +70,13 @@ end
 
 local M = {}
 
--- Tracks comm per thread (COMM, FORK) and feeds the symbolizer: the
+-- Tracks the threads' names (COMM, FORK) and feeds the symbolizer: the
 -- file's (stacks.file_symbolizer: offline, its build ids decide the
 -- objects, its kernel read as perf reads a recording's; opts.kallsyms,
 -- opts.vmlinux, opts.symfs as perf's options).
 local function new_state(f, opts)
   -- perf names the idle task (pid 0) swapper
-  local st = { comm = { [0] = "swapper" }, f = f }
+  local st = { threads = { [0] = { pid = 0, comm = "swapper" } }, f = f }
   if perf.symbolizer then
     local sym, err = stacks.file_symbolizer(f, { kallsyms = opts.kallsyms, vmlinux = opts.vmlinux,
       symfs = opts.symfs })
@@ -98,14 +98,42 @@ local function warnings(st)
   end
 end
 
+-- Threads by tid, named by perf's rules (as csrc/core/profile/threads.c,
+-- which the C listing uses): { pid=, comm= }, comm nil until the thread
+-- has a name of its own (":TID" until then).
+local function thread(st, pid, tid)
+  local t = st.threads[tid]
+  if not t then
+    t = { pid = pid }
+    st.threads[tid] = t
+  end
+  -- perf fills in a pid it did not know
+  if t.pid == -1 then t.pid = pid end
+  return t
+end
+
+-- The name of tid's thread now, nil while it has none.
+local function comm_of(st, tid)
+  local t = tid and st.threads[tid]
+  return t and t.comm
+end
+
 local function observe(st, rec)
   local t = rec.type
   if t == "COMM" then
-    st.comm[rec.tid] = rec.comm
+    thread(st, rec.pid, rec.tid).comm = rec.comm or ""
   elseif t == "FORK" then
-    if st.comm[rec.ptid] and not st.comm[rec.tid] then
-      st.comm[rec.tid] = st.comm[rec.ptid]
-    end
+    -- the child is a new thread, named as its parent is (if it has a
+    -- name); a parent of that tid in another process was lost: perf
+    -- starts it afresh
+    local p = thread(st, rec.ppid, rec.ptid)
+    if p.pid ~= rec.ppid then p.pid, p.comm = rec.ppid, nil end
+    local name = p.comm
+    local c = thread(st, rec.pid, rec.tid)
+    c.pid, c.comm = rec.pid, name
+  elseif t == "SAMPLE" and rec.tid then
+    -- every sample makes its thread, as perf's do
+    thread(st, rec.pid, rec.tid)
   end
   if st.sym and (t == "MMAP" or t == "MMAP2" or t == "COMM" or t == "FORK" or t == "EXIT") then
     -- the unwinding reader (f:records{unwind = true}) fed it already
@@ -176,7 +204,7 @@ local function resolve(st, pid, addr, kernel, inlines)
         r.dso = (s and s.dso) or m.path
         r.map = m
         -- perf names anonymous executable memory after the JIT map it reads
-        if not s and is_anon(m.path) then r.dso = "/tmp/perf-" .. tostring(pid) .. ".map" end
+        if not s and is_anon(m.path) then r.dso = "/tmp/perf-" .. tostring(pid or -1) .. ".map" end
       end
     end
     warnings(st)
@@ -230,7 +258,7 @@ local function chain_addr(r, addr)
 end
 
 local function print_other(out, st, rec, opts)
-  local comm = st.comm[rec.tid] or (":" .. tostring(rec.tid or -1))
+  local comm = comm_of(st, rec.tid) or (":" .. tostring(rec.tid or -1))
   local t = rec.time and (timestr(rec.time, opts.ns) .. ": ") or ""
   out:write(string.format("%16s %5d %sPERF_RECORD_%s\n", comm, rec.tid or -1, t, rec.type))
 end
@@ -240,7 +268,7 @@ local function decorate(st)
   return {
     __index = function(rec, k)
       if k == "comm" then
-        return st.comm[rawget(rec, "tid")]
+        return comm_of(st, rawget(rec, "tid"))
       elseif k == "period" then
         -- a fixed-period event's samples weigh its sample_period, as in perf
         return st.period[rawget(rec, "event")]
@@ -353,7 +381,9 @@ local function sample_filter(opts, st)
       if (span.start and t < span.start) or (span.stop and t > span.stop) then return false end
     end
     if cpus and rec.cpu and not cpus[rec.cpu] then return false end
-    if comms and not comms[st.comm[rec.tid] or (":" .. tostring(rec.tid))] then return false end
+    if comms and not comms[comm_of(st, rec.tid) or (":" .. tostring(rec.tid or -1))] then
+      return false
+    end
     if pids and not pids[rec.pid] then return false end
     if tids and not tids[rec.tid] then return false end
     return true
@@ -532,7 +562,7 @@ function M.run(args)
       local ctx = {
         inlines = not opts.no_inline,
         name_width = name_width, hex = hex,
-        comm = function(rec) return st.comm[rec.tid] or (":" .. tostring(rec.tid)) end,
+        comm = function(rec) return comm_of(st, rec.tid) or (":" .. tostring(rec.tid or -1)) end,
         timestr = function(t) return timestr(t, opts.ns) end,
         period = function(rec) return rec.period or st.period[rec.event] end,
         trace_text = function(rec) return f:trace_text(rec.raw, rec.cpu or 0) end,
