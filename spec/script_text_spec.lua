@@ -79,6 +79,21 @@ describe("luaperf script's listing in C", function()
     same("-F +pid,-period -G -i " .. sys)
   end)
 
+  it("tracepoints: their payload printed by its format, their call chains", function()
+    util.sh("mount | grep -q tracefs || mount -t tracefs nodev /sys/kernel/tracing")
+    if not util.read("/sys/kernel/tracing/events/sched/sched_switch/id") then
+      pending("no tracefs")
+      return
+    end
+    local tp = dir .. "/tp.data"
+    local out, ok = util.perf("record -q -a -g -e sched:sched_switch -e cpu-clock -o " .. tp ..
+      " -- sh -c " .. util.q("sort -n " .. dir .. "/nums.txt > /dev/null; sleep 0.2") ..
+      " > /dev/null 2>&1")
+    assert(ok, out)
+    assert.matches("sched:sched_switch: prev_comm=", same("-i " .. tp))
+    same("-G -F comm,tid,event,trace -i " .. tp, 10)
+  end)
+
   it("f:script_text refuses fields it does not format, and reports what it read", function()
     local perf = require "perf"
     local stacks = require "perf.stacks"

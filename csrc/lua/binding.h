@@ -53,6 +53,9 @@ void lperf_open_file(lua_State *L);       /* perf.open: perf.data files (l_file.
  * (an f:records() iteration in progress is superseded); raises when closed. */
 struct perfdata;
 struct perfdata *lperf_file_pass(lua_State *L, int idx);
+/* Its tracepoint formats (parsed on first use), or NULL. */
+struct tracefmt;
+struct tracefmt *lperf_file_tracefmt(lua_State *L, int idx);
 int lperf_file_script_text(lua_State *L);  /* f:script_text (l_script.c) */
 void lperf_open_unwind(lua_State *L);     /* perf.unwinder, perf.unwind_* (l_unwind.c) */
 

@@ -712,6 +712,11 @@ struct perfdata *lperf_file_pass(lua_State *L, int idx)
 	return f->pd;
 }
 
+struct tracefmt *lperf_file_tracefmt(lua_State *L, int idx)
+{
+	return file_tracefmt(checkfile(L, idx));
+}
+
 /* ------------------------------------------------------------ scan */
 
 static int file_scan(lua_State *L)

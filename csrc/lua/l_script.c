@@ -9,7 +9,7 @@
  *     fields = { [type] = { comm = true, tid = true, ... }, ... },
  *                                  -- per output type 0..5 and 7 (others):
  *                                  -- comm tid pid time cpu event period ip
- *                                  -- sym symoff dso; others raise
+ *                                  -- sym symoff dso trace; others raise
  *     callchain = bool, ns = bool, max_stack = N,
  *     time = { start = ns, stop = ns },   -- the filters, as sets:
  *     cpus = { [cpu] = true }, pids = { [pid] = true }, tids = {...},
@@ -35,7 +35,7 @@ static const struct { const char *name; unsigned bit; } field_names[] = {
 	{ "comm", SCRIPT_F_COMM }, { "tid", SCRIPT_F_TID }, { "pid", SCRIPT_F_PID },
 	{ "time", SCRIPT_F_TIME }, { "cpu", SCRIPT_F_CPU }, { "event", SCRIPT_F_EVENT },
 	{ "period", SCRIPT_F_PERIOD }, { "ip", SCRIPT_F_IP }, { "sym", SCRIPT_F_SYM },
-	{ "symoff", SCRIPT_F_SYMOFF }, { "dso", SCRIPT_F_DSO },
+	{ "symoff", SCRIPT_F_SYMOFF }, { "dso", SCRIPT_F_DSO }, { "trace", SCRIPT_F_TRACE },
 };
 
 /* The warnings of the pass: owned by a userdata, so a raise leaks none. */
@@ -253,6 +253,7 @@ int lperf_file_script_text(lua_State *L)
 	o.pids = int_set(L, 2, "pids", &o.nr_pids);
 	o.tids = int_set(L, 2, "tids", &o.nr_tids);
 	o.comms = comm_set(L, 2, &o.nr_comms);
+	o.tracefmt = lperf_file_tracefmt(L, 1);
 	w = lua_newuserdatauv(L, sizeof *w, 0);
 	memset(w, 0, sizeof *w);
 	lua_createtable(L, 0, 1);

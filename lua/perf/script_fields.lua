@@ -239,7 +239,7 @@ end
 
 -- The fields f:script_text formats in C (csrc/core/perfdata/script_text.c).
 local C_FIELDS = set({ "comm", "tid", "pid", "time", "cpu", "event", "period", "ip", "sym",
-                       "symoff", "dso" })
+                       "symoff", "dso", "trace" })
 
 -- The layout's field sets as f:script_text takes them ({ [type] = set }),
 -- when every type a sample of these events can have (theirs, and "other"

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "event/tracefmt.h"
 #include "perfdata/perfdata.h"
 #include "profile/stacktab.h"
 #include "profile/threads.h"
@@ -27,6 +28,7 @@
 #define OUT_CAP ((size_t)1 << 20)
 #define MAX_STACK 127               /* perf's --max-stack default */
 #define KSPACE UINT64_MAX           /* the kernel's address space */
+#define TRACE_TEXT 4096             /* the Lua listing's f:trace_text buffer */
 
 /* ------------------------------------------------------------ output */
 
@@ -719,6 +721,14 @@ static int print_sample(struct pass *p, const struct record *r, const struct evt
 			name = "[unknown]";
 		out_rpad(o_, name, strlen(name), p->ev.name_width);
 		out_put(o_, ": ", 2);
+	}
+	if ((F & SCRIPT_F_TRACE) && (s->type & PERF_SAMPLE_RAW) && o->tracefmt) {
+		/* a payload its format cannot print prints nothing */
+		int n = tracefmt__format(o->tracefmt, s->raw, s->raw_size,
+					 (s->type & PERF_SAMPLE_CPU) ? (int)s->cpu : 0,
+					 out_room(o_, TRACE_TEXT), TRACE_TEXT);
+		if (n > 0)
+			o_->len += (size_t)n < TRACE_TEXT ? (size_t)n : TRACE_TEXT - 1;
 	}
 	if (chain) {
 		out_chr(o_, '\n');

@@ -1,7 +1,8 @@
 /*
  * perf script's listing of a perf.data file, formatted in C: one line per
  * sample (comm, tid, [cpu], time, period, event, ip, sym+off, (dso), or
- * the subset of those fields asked for), each call chain frame on a line
+ * the subset of those fields asked for, a tracepoint's payload printed by
+ * its format), each call chain frame on a line
  * of its own, as perf script 6.1 prints them.  The same text as the Lua
  * listing (lua/perf/cli/script.lua + script_fields.lua) for the fields
  * below, without a Lua value per record: `luaperf script` comes here when
@@ -29,6 +30,7 @@
 
 struct perfdata;
 struct symbolizer;
+struct tracefmt;
 
 /* The fields of a sample line (perf script -F names). */
 enum {
@@ -43,7 +45,8 @@ enum {
 	SCRIPT_F_SYM = 1 << 8,
 	SCRIPT_F_SYMOFF = 1 << 9,
 	SCRIPT_F_DSO = 1 << 10,
-	SCRIPT_F_ALL = (1 << 11) - 1,
+	SCRIPT_F_TRACE = 1 << 11,        /* a tracepoint's payload, by its format */
+	SCRIPT_F_ALL = (1 << 12) - 1,
 };
 
 /* perf's output types: the attr type below 6 (hardware ... breakpoint),
@@ -66,6 +69,8 @@ struct script_text_opts {
 	size_t nr_pids, nr_tids;
 	const char *const *comms;        /* --comm: NULL for any */
 	size_t nr_comms;
+	/* The file's tracepoint formats (SCRIPT_F_TRACE), or NULL: no text. */
+	struct tracefmt *tracefmt;
 	/* Where the text goes: 0 or -errno (which ends the pass). */
 	int (*write)(void *arg, const void *buf, size_t len);
 	void *write_arg;
