@@ -94,6 +94,23 @@ describe("luaperf script's listing in C", function()
     same("-G -F comm,tid,event,trace -i " .. tp, 10)
   end)
 
+  it("DWARF call chains (unwound as read, inlines, truncated stacks): the Lua listing's text", function()
+    local dw = dir .. "/dwarf.data"
+    local out, ok = util.perf("record -q --call-graph dwarf,2048 -F 999 -o " .. dw .. " -- sh -c " ..
+      util.q("sort -n " .. dir .. "/nums.txt > /dev/null; python3 -c 'print(sum(range(2000000)))'") ..
+      " > /dev/null 2>&1")
+    assert(ok, out)
+    for _, args in ipairs({ "", "--no-inline ", "-G ", "--ns -F +pid " }) do
+      local c, cerr = ours(args .. "-i " .. dw)
+      local l, lerr = ours(args .. "-i " .. dw, true)
+      assert.is_true(#util.lines(c) > 100, args)
+      assert.are.equal(l, c, args)
+      assert.are.equal(lerr, cerr, args)
+    end
+    -- the stacks that ran off the 2 KB captured end as perf ends them
+    assert.matches("\n\tffffffffffffffff %[unknown%] %(%[unknown%]%)\n", ours("-i " .. dw))
+  end)
+
   it("f:script_text refuses fields it does not format, and reports what it read", function()
     local perf = require "perf"
     local stacks = require "perf.stacks"

@@ -11,6 +11,9 @@
  *                                  -- comm tid pid time cpu event period ip
  *                                  -- sym symoff dso trace; others raise
  *     callchain = bool, ns = bool, max_stack = N,
+ *     unwind = bool,               -- DWARF samples' user stacks unwound (the
+ *                                  -- file must be read time-ordered)
+ *     inlines = bool,              -- their frames' inlined functions (default true)
  *     time = { start = ns, stop = ns },   -- the filters, as sets:
  *     cpus = { [cpu] = true }, pids = { [pid] = true }, tids = {...},
  *     comms = { [name] = true },
@@ -236,6 +239,8 @@ int lperf_file_script_text(lua_State *L)
 	lua_pop(L, 1);
 	o.callchain = lperf_optfield_bool(L, 2, "callchain", 0);
 	o.ns = lperf_optfield_bool(L, 2, "ns", 0);
+	o.unwind = lperf_optfield_bool(L, 2, "unwind", 0);
+	o.inlines = lperf_optfield_bool(L, 2, "inlines", 1);
 	o.max_stack = (unsigned)lperf_optfield_int(L, 2, "max_stack", 0);
 	lua_getfield(L, 2, "time");
 	if (!lua_isnil(L, -1)) {

@@ -20,14 +20,18 @@
 
 #include "event/tracefmt.h"
 #include "perfdata/perfdata.h"
+#include "profile/perfdata_profile.h"
 #include "profile/stacktab.h"
 #include "profile/threads.h"
 #include "record/record.h"
 #include "symbol/symbolizer.h"
+#include "unwind/unwind.h"
 
 #define OUT_CAP ((size_t)1 << 20)
 #define MAX_STACK 127               /* perf's --max-stack default */
 #define KSPACE UINT64_MAX           /* the kernel's address space */
+#define INLINED (UINT64_C(1) << 32) /* a pid's space, frames with their inlines */
+#define MAX_CHAIN 1024              /* unwound entries per sample, as f:records */
 #define TRACE_TEXT 4096             /* the Lua listing's f:trace_text buffer */
 
 /* ------------------------------------------------------------ output */
@@ -252,6 +256,10 @@ struct frame {
 	uint64_t gen;               /* the space's generation when resolved */
 	const char *name;           /* NULL: [unknown] */
 	const char *dso;            /* NULL: [unknown] */
+	const char **inl;           /* INLINED spaces: the functions inlined at
+				       addr, innermost first (ninl) */
+	const char *func;           /* and the DWARF name of its function, or NULL */
+	unsigned ninl;
 	uint64_t offset;
 	uint64_t shown;             /* the address a chain line shows */
 	uint8_t used, has_offset, jit;
@@ -268,7 +276,8 @@ struct cache {
 	struct spacegen *g;
 	size_t ng, gcap;
 	uint64_t next_gen;
-	char **names;               /* JIT names copied (a perf map reloads) */
+	void **names;               /* copies the cache owns: JIT names (a perf
+				       map reloads), inline chains */
 	size_t nnames, names_cap;
 };
 
@@ -286,6 +295,9 @@ static uint64_t space_gen(const struct cache *c, uint64_t space)
 {
 	size_t i;
 
+	/* a pid's frames with inlines change with its maps */
+	if (space != KSPACE)
+		space &= ~INLINED;
 	if (!c->gcap)
 		return 0;
 	for (i = hash2(space, 0) & (c->gcap - 1); c->g[i].gen; i = (i + 1) & (c->gcap - 1))
@@ -362,21 +374,27 @@ static struct frame *cache_slot(struct cache *c, uint64_t space, uint64_t addr)
 	return &c->f[i];
 }
 
-static const char *keep_name(struct cache *c, const char *s)
+/* p, owned by the cache from now on (freed when NULL is not returned). */
+static void *keep(struct cache *c, void *p)
 {
-	char *copy;
-
+	if (!p)
+		return NULL;
 	if (c->nnames == c->names_cap) {
 		size_t cap = c->names_cap ? c->names_cap * 2 : 16;
-		char **v = realloc(c->names, cap * sizeof *v);
-		if (!v)
+		void **v = realloc(c->names, cap * sizeof *v);
+		if (!v) {
+			free(p);
 			return NULL;
+		}
 		c->names = v;
 		c->names_cap = cap;
 	}
-	if (!(copy = strdup(s)))
-		return NULL;
-	return c->names[c->nnames++] = copy;
+	return c->names[c->nnames++] = p;
+}
+
+static const char *keep_name(struct cache *c, const char *s)
+{
+	return keep(c, strdup(s));
 }
 
 static void cache_free(struct cache *c)
@@ -395,6 +413,8 @@ static void cache_free(struct cache *c)
 struct pass {
 	struct perfdata *pd;
 	struct symbolizer *sym;
+	struct unwinder *u;         /* opts->unwind, else NULL */
+	uint64_t *chain;            /* MAX_CHAIN entries with u */
 	const struct script_text_opts *o;
 	struct out out;
 	struct events ev;
@@ -437,19 +457,35 @@ static void take_warnings(struct pass *p)
 /* Fills f for addr of pid (kernel: the kernel's address space), as the
  * Lua listing's resolve(): the symbol, else the object of the map that
  * holds addr (the kernel map names its object without a symbol). */
-static int resolve(struct pass *p, struct frame *f, int32_t pid, uint64_t addr, int kernel)
+static int resolve(struct pass *p, struct frame *f, int32_t pid, uint64_t addr, int kernel,
+		   int inlines)
 {
 	struct sym_result r;
 	struct sym_map m;
+	unsigned i;
 	int ok;
 
 	p->stats.resolves++;
-	f->name = f->dso = NULL;
+	f->name = f->dso = f->func = NULL;
+	f->inl = NULL;
+	f->ninl = 0;
 	f->has_offset = f->jit = 0;
 	f->offset = 0;
 	f->shown = addr;
-	ok = symbolizer__resolve(p->sym, (uint32_t)pid, addr, kernel ? SYM_KERNEL : SYM_USER,
-				 &r) == 0;
+	ok = symbolizer__resolve(p->sym, (uint32_t)pid, addr,
+				 kernel ? SYM_KERNEL : inlines ? SYM_USER | SYM_LINES | SYM_INLINES :
+				 SYM_USER, &r) == 0;
+	/* the inline chain lasts until the next resolve: copied */
+	if (ok && inlines && r.nr_inlined > 0) {
+		if (!(f->inl = keep(&p->cache, calloc(r.nr_inlined, sizeof *f->inl))))
+			return -ENOMEM;
+		for (i = 0; i < r.nr_inlined; i++)
+			if (!(f->inl[i] = keep_name(&p->cache, r.inlined[i].name ? r.inlined[i].name : "")))
+				return -ENOMEM;
+		f->ninl = r.nr_inlined;
+	}
+	if (ok && inlines && r.func && !(f->func = keep_name(&p->cache, r.func)))
+		return -ENOMEM;
 	if (ok) {
 		f->name = r.name;
 		/* a perf map's names go when it is read again */
@@ -477,9 +513,9 @@ static int resolve(struct pass *p, struct frame *f, int32_t pid, uint64_t addr, 
 
 /* The frame of addr, resolved once per generation of its space. */
 static const struct frame *frame_of(struct pass *p, int32_t pid, uint64_t addr, int kernel,
-				    uint64_t gen)
+				    int inlines, uint64_t gen)
 {
-	uint64_t space = kernel ? KSPACE : (uint64_t)(uint32_t)pid;
+	uint64_t space = kernel ? KSPACE : (uint64_t)(uint32_t)pid | (inlines ? INLINED : 0);
 	struct frame *f = cache_slot(&p->cache, space, addr);
 
 	if (!f)
@@ -493,7 +529,7 @@ static const struct frame *frame_of(struct pass *p, int32_t pid, uint64_t addr, 
 		p->cache.n++;
 	}
 	f->gen = gen;
-	if (resolve(p, f, pid, addr, kernel) < 0) {
+	if (resolve(p, f, pid, addr, kernel, inlines) < 0) {
 		f->used = 0;
 		p->cache.n--;
 		return NULL;
@@ -522,10 +558,11 @@ static int note_maps(struct pass *p, const struct record *r)
 	return 0;
 }
 
-/* name, or name+0xOFF (symoff), "[unknown]" without a symbol */
-static void out_symname(struct out *o, const struct frame *f, unsigned F)
+/* name, or name+0xOFF (symoff), "[unknown]" without a symbol; an inlined
+ * function's name (as) takes the offset of the symbol it is inlined in */
+static void out_symname(struct out *o, const struct frame *f, unsigned F, const char *as)
 {
-	const char *name = f->name ? f->name : "[unknown]";
+	const char *name = as ? as : f->name ? f->name : "[unknown]";
 
 	out_str(o, name);
 	if ((F & SCRIPT_F_SYMOFF) && f->has_offset && strcmp(name, "[unknown]") != 0) {
@@ -547,14 +584,33 @@ static void out_dso(struct out *o, const struct frame *f, int32_t pid)
 	out_chr(o, ')');
 }
 
-static int print_chain(struct pass *p, const struct record *r, unsigned F, int32_t pid)
+/* One chain line: the frame's own, or (as) a function inlined there. */
+static void out_frame_line(struct out *o, const struct frame *f, unsigned F, int32_t pid,
+			   const char *as)
+{
+	out_chr(o, '\t');
+	out_hex(o, f->shown, 16);
+	if (F & SCRIPT_F_SYM) {
+		out_chr(o, ' ');
+		out_symname(o, f, F, as);
+	}
+	if (as)
+		out_str(o, " (inlined)");
+	else if (F & SCRIPT_F_DSO)
+		out_dso(o, f, pid);
+	out_chr(o, '\n');
+}
+
+/* unwound: the chain is a DWARF unwind's (truncated: it ran off the stack) */
+static int print_chain(struct pass *p, const struct record *r, unsigned F, int32_t pid,
+		       int unwound, int truncated)
 {
 	const struct record_sample *s = &r->s;
 	uint64_t i, nr, ctx = 0;
 	uint64_t kgen = space_gen(&p->cache, KSPACE);
 	uint64_t ugen = space_gen(&p->cache, (uint64_t)(uint32_t)pid);
-	unsigned printed = 0;
-	int leading = 1;
+	unsigned printed = 0, k;
+	int leading = 1, expand;
 	struct out *o = &p->out;
 
 	/* perf drops a chain with a context mark it does not know */
@@ -575,16 +631,34 @@ static int print_chain(struct pass *p, const struct record *r, unsigned F, int32
 		if (!kernel)
 			leading = 0;
 		printed++;
-		if (!(f = frame_of(p, pid, a, kernel, kernel ? kgen : ugen)))
+		expand = unwound && p->o->inlines && !kernel;
+		if (!(f = frame_of(p, pid, a, kernel, expand, kernel ? kgen : ugen)))
 			return -ENOMEM;
-		out_chr(o, '\t');
-		out_hex(o, f->shown, 16);
-		if (F & SCRIPT_F_SYM) {
-			out_chr(o, ' ');
-			out_symname(o, f, F);
+		if (!expand) {
+			out_frame_line(o, f, F, pid, NULL);
+			continue;
 		}
+		/* perf's DWARF frames: the inlined functions, then the
+		 * function by its DWARF name where that is not the symbol's */
+		for (k = 0; k < f->ninl; k++)
+			out_frame_line(o, f, F, pid, f->inl[k]);
+		out_frame_line(o, f, F, pid, f->func && strcmp(f->func, f->name ? f->name :
+				"[unknown]") != 0 ? f->func : NULL);
+	}
+	/* an unwind that ran off the captured stack: perf ends it with -1,
+	 * when the whole chain was printed */
+	for (; truncated && i < nr; i++) {
+		uint64_t a;
+		memcpy(&a, s->callchain + i, sizeof a);
+		if (a < (uint64_t)PERF_CONTEXT_MAX)
+			truncated = 0;
+	}
+	if (truncated) {
+		out_str(o, "\tffffffffffffffff");
+		if (F & SCRIPT_F_SYM)
+			out_str(o, " [unknown]");
 		if (F & SCRIPT_F_DSO)
-			out_dso(o, f, pid);
+			out_str(o, " ([unknown])");
 		out_chr(o, '\n');
 	}
 	out_chr(o, '\n');
@@ -657,20 +731,38 @@ static void out_time(struct out *o, uint64_t t, int ns)
 		out_uint(o, t % 1000000000u / 1000u, 6, 1);
 }
 
-static int print_sample(struct pass *p, const struct record *r, const struct evtab *t)
+static int print_sample(struct pass *p, const struct record *r0, const struct evtab *t)
 {
 	const struct script_text_opts *o = p->o;
+	struct record copy;
+	const struct record *r = r0;
 	const struct record_sample *s = &r->s;
+	unsigned status = 0;
+	int unwound = 0, nu;
 	const struct evinfo e = event_of(&p->ev, t, r->evidx);
 	unsigned F = o->fields[e.type];
 	int has_tid = (s->type & PERF_SAMPLE_TID) != 0;
 	int32_t pid = has_tid ? (int32_t)s->pid : -1, tid = has_tid ? (int32_t)s->tid : -1;
-	int chain = (F & SCRIPT_F_IP) && o->callchain && (s->type & PERF_SAMPLE_CALLCHAIN);
+	int chain;
 	const char *comm = ":-1";
 	struct out *o_ = &p->out;
 	uint64_t period;
 	uint32_t id;
 	int rc;
+
+	/* a DWARF sample: its user stack unwound, in place of its chain (one
+	 * entry spare, as f:records leaves it) */
+	if (p->u && (nu = unwind__chain(p->u, p->sym, r0, t, p->chain, MAX_CHAIN - 1, &status)) > 0) {
+		copy = *r0;
+		copy.s.type |= PERF_SAMPLE_CALLCHAIN;
+		copy.s.type &= ~(uint64_t)(PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER);
+		copy.s.callchain = p->chain;
+		copy.s.nr_callchain = (uint64_t)nu;
+		r = &copy;
+		s = &r->s;
+		unwound = 1;
+	}
+	chain = (F & SCRIPT_F_IP) && o->callchain && (s->type & PERF_SAMPLE_CALLCHAIN);
 
 	/* every sample makes its thread, as perf's do (threads.c) */
 	if (has_tid) {
@@ -732,7 +824,7 @@ static int print_sample(struct pass *p, const struct record *r, const struct evt
 	}
 	if (chain) {
 		out_chr(o_, '\n');
-		return print_chain(p, r, F, pid);
+		return print_chain(p, r, F, pid, unwound, unwound && (status & UNWIND_TRUNCATED));
 	}
 	if ((F & SCRIPT_F_IP) && (s->type & PERF_SAMPLE_IP)) {
 		out_chr(o_, ' ');
@@ -740,13 +832,13 @@ static int print_sample(struct pass *p, const struct record *r, const struct evt
 		if (F & (SCRIPT_F_SYM | SCRIPT_F_DSO)) {
 			int kernel = (r->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL;
 			uint64_t space = kernel ? KSPACE : (uint64_t)(uint32_t)pid;
-			const struct frame *f = frame_of(p, pid, s->ip, kernel,
+			const struct frame *f = frame_of(p, pid, s->ip, kernel, 0,
 							 space_gen(&p->cache, space));
 			if (!f)
 				return -ENOMEM;
 			if (F & SCRIPT_F_SYM) {
 				out_chr(o_, ' ');
-				out_symname(o_, f, F);
+				out_symname(o_, f, F, NULL);
 			}
 			if (F & SCRIPT_F_DSO)
 				out_dso(o_, f, pid);
@@ -770,6 +862,11 @@ static int one_record(struct pass *p, const struct perfdata_rec *pr, char *err, 
 			 (unsigned long long)pr->offset, msg);
 		return -EINVAL;
 	}
+	/* the unwinder's maps are the symbolizer's, fed through it */
+	if (p->u && r.type != PERF_RECORD_SAMPLE) {
+		if ((rc = unwind__feed(p->u, p->sym, &r)) < 0)
+			return rc;
+	}
 	/* perf's own records (attrs, rounds, ...) are no part of the listing */
 	if (r.type >= REC_HEADER_ATTR)
 		return 0;
@@ -785,7 +882,7 @@ static int one_record(struct pass *p, const struct perfdata_rec *pr, char *err, 
 	case PERF_RECORD_MMAP:
 	case PERF_RECORD_MMAP2:
 	case PERF_RECORD_EXIT:
-		if ((rc = symbolizer__feed(p->sym, &r)) < 0)
+		if (!p->u && (rc = symbolizer__feed(p->sym, &r)) < 0)
 			return rc;
 		return note_maps(p, &r);
 	}
@@ -814,6 +911,13 @@ int perfdata__script_text(struct perfdata *pd, struct symbolizer *sym,
 		rc = -ENOMEM;
 		goto out;
 	}
+	/* as f:records{unwind = true} readies the symbolizer it feeds */
+	if (opts->unwind && ((rc = perfdata__prime_symbolizer(pd, sym)) < 0 ||
+			     (rc = unwinder__new(&p->u)) < 0 ||
+			     !(p->chain = malloc(MAX_CHAIN * sizeof *p->chain)))) {
+		rc = rc < 0 ? rc : -ENOMEM;
+		goto out;
+	}
 	while ((n = perfdata__next(pd, &pr)) > 0) {
 		p->stats.records++;
 		if ((rc = one_record(p, &pr, msg, sizeof msg)) < 0 || p->out.err)
@@ -832,6 +936,8 @@ out:
 		snprintf(err, errlen, "%s", msg[0] ? msg : rc == -ENOMEM ? "out of memory" : strerror(-rc));
 	if (stats)
 		*stats = p->stats;
+	unwinder__delete(p->u);
+	free(p->chain);
 	threads__delete(p->th);
 	stacktab__delete(p->names);
 	cache_free(&p->cache);

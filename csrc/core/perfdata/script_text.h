@@ -9,7 +9,7 @@
  * its options need nothing else.
  *
  * The pass reads the records in the order the reader gives them (open the
- * file time-ordered), names each sample's thread by perf's rules
+ * file time-ordered; DWARF samples need the maps before them), names each sample's thread by perf's rules
  * (profile/threads.h), feeds sym the records that shape address spaces,
  * and resolves each distinct (address space, address) once: the cache of
  * an address space is dropped when its maps change (an MMAP of that pid,
@@ -58,6 +58,13 @@ struct script_text_opts {
 	unsigned fields[SCRIPT_NTYPES];  /* SCRIPT_F_* per output type; 0: not printed */
 	int callchain;                   /* print call chains (-g, or the file has them) */
 	int ns;                          /* nanosecond timestamps */
+	/* DWARF samples (the event records user registers and stack): user
+	 * stacks unwound (unwind.h: callers as call sites), the maps fed
+	 * through the unwinder, and a chain that ran off the captured stack
+	 * ended by perf's ffffffffffffffff line.  With inlines, each unwound
+	 * user frame is preceded by the functions inlined there, "(inlined)",
+	 * as perf prints DWARF chains. */
+	int unwind, inlines;
 	unsigned max_stack;              /* frames printed per chain (0: perf's 127) */
 	/* The samples shown (perf script's filters); the others are still
 	 * read (their threads and maps count). */

@@ -513,12 +513,13 @@ function M.run(args)
   -- The default listing (and the -F fields, filters and options it
   -- takes) is formatted in C, with the same text; LUAPERF_SCRIPT=lua keeps
   -- it in Lua (the specs compare the two).
-  local cfields = not script and not opts.show_all and not (opts.callchain and st.dwarf)
+  local cfields = not script and not opts.show_all
     and st.sym and f.script_text and os.getenv("LUAPERF_SCRIPT") ~= "lua"
     and fields.c_fields(layout, hdr.events)
   if cfields then
     local res, cerr, _, cwarn = f:script_text{
       symbolizer = st.sym, fields = cfields, callchain = opts.callchain, ns = opts.ns,
+      unwind = opts.callchain and st.dwarf or false, inlines = not opts.no_inline,
       time = opts.time, cpus = opts.cpus, pids = opts.pids, tids = opts.tids, comms = opts.comms,
     }
     for _, w in ipairs(res and res.warnings or cwarn or {}) do
