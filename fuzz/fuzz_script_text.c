@@ -1,15 +1,44 @@
 /*
  * Fuzz target: perf script's listing in C (perfdata__script_text) over
- * bytes read as a perf.data, with every field, call chains and the
- * filters on, text discarded.  The symbolizer reads objects under a symfs
- * that does not exist, so hostile map paths open nothing of the host's.
+ * bytes read as a perf.data, with every field and call chains, then with
+ * the filters and DWARF unwinding on too, text discarded.  The symbolizer
+ * reads objects under a symfs that does not exist, so hostile map paths
+ * open nothing of the host's, and kernel symbols from a small kallsyms
+ * file (the machine's would be read again for every input).
  */
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
 #include "perfdata/perfdata.h"
 #include "perfdata/script_text.h"
 #include "symbol/symbolizer.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* A kallsyms of a few symbols, written once; NULL: none. */
+static const char *small_kallsyms(void)
+{
+	static char path[] = "/tmp/fuzz-kallsyms-XXXXXX";
+	static int done;
+	static const char text[] =
+		"ffffffff81000000 T _text\n"
+		"ffffffff81000100 T _stext\n"
+		"ffffffff81001000 T do_syscall_64\n"
+		"ffffffff81002000 t helper\n"
+		"ffffffffc0000000 t mod_fn\t[mod]\n";
+	int fd;
+
+	if (!done) {
+		done = 1;
+		if ((fd = mkstemp(path)) < 0)
+			return NULL;
+		if (write(fd, text, sizeof text - 1) != (ssize_t)(sizeof text - 1))
+			path[0] = '\0';
+		close(fd);
+	}
+	return path[0] ? path : NULL;
+}
 
 static int discard(void *arg, const void *buf, size_t len)
 {
@@ -36,6 +65,7 @@ static void listing(const uint8_t *data, size_t size, int filters)
 	if (filters) {
 		o.fields[1] &= ~(unsigned)SCRIPT_F_COMM;
 		o.ns = 1;
+		o.unwind = o.inlines = 1;
 		o.max_stack = 3;
 		o.has_start = o.has_stop = 1;
 		o.start = 1;
@@ -53,6 +83,8 @@ static void listing(const uint8_t *data, size_t size, int filters)
 		symbolizer__set_offline(sym, 1);
 		symbolizer__set_recorded(sym);
 		symbolizer__set_symfs(sym, "/nonexistent-fuzz-symfs");
+		if (small_kallsyms())
+			symbolizer__load_kallsyms(sym, small_kallsyms());
 		perfdata__script_text(pd, sym, &o, NULL, err, sizeof err);
 		symbolizer__delete(sym);
 	}
