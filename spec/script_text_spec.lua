@@ -108,7 +108,22 @@ describe("luaperf script's listing in C", function()
       assert.are.equal(lerr, cerr, args)
     end
     -- the stacks that ran off the 2 KB captured end as perf ends them
-    assert.matches("\n\tffffffffffffffff %[unknown%] %(%[unknown%]%)\n", ours("-i " .. dw))
+    local text = ours("-i " .. dw)
+    assert.matches("\n\tffffffffffffffff %[unknown%] %(%[unknown%]%)\n", text)
+    -- in process (the sanitizer build's core), into a file
+    local perf = require "perf"
+    local stacks = require "perf.stacks"
+    local f = assert(perf.open(dw))
+    local sym = assert(stacks.file_symbolizer(f))
+    local fields = {}
+    for t = 0, 7 do fields[t] = { comm = true, tid = true, cpu = true, time = true, event = true,
+                                  period = true, ip = true, sym = true, symoff = true, dso = true } end
+    local res = assert(f:script_text{ symbolizer = sym, fields = fields, callchain = true,
+                                      unwind = true, path = dir .. "/dw.txt" })
+    f:close()
+    sym:close()
+    assert.is_true(res.resolves > 0)
+    assert.are.equal(text, util.read(dir .. "/dw.txt"))
   end)
 
   it("f:script_text refuses fields it does not format, and reports what it read", function()
