@@ -100,68 +100,81 @@ static void out_rpad(struct out *o, const char *s, size_t n, size_t width)
 	out_put(o, s, n);
 }
 
-/* Digits of v into the end of tmp[24]; returns where they start. */
-static char *fmt_u64(char tmp[24], uint64_t v)
-{
-	char *p = tmp + 24;
+/* A number's text, built from its last digit: digits[at..NUM_MAX). */
+#define NUM_MAX 24
+struct num {
+	char digits[NUM_MAX];
+	size_t at;
+};
 
+static void num_dec(struct num *n, uint64_t v)
+{
+	n->at = NUM_MAX;
 	do {
-		*--p = (char)('0' + v % 10);
+		n->digits[--n->at] = (char)('0' + v % 10);
 		v /= 10;
 	} while (v);
-	return p;
 }
 
-static char *fmt_hex(char tmp[24], uint64_t v)
+static void num_hex(struct num *n, uint64_t v)
 {
-	static const char digits[] = "0123456789abcdef";
-	char *p = tmp + 24;
+	static const char hex[] = "0123456789abcdef";
 
+	n->at = NUM_MAX;
 	do {
-		*--p = digits[v & 15];
+		n->digits[--n->at] = hex[v & 15];
 		v >>= 4;
 	} while (v);
-	return p;
+}
+
+/* Prepends c (a sign, a zero); the text stays below NUM_MAX bytes. */
+static void num_prepend(struct num *n, char c)
+{
+	if (n->at > 0)
+		n->digits[--n->at] = c;
+}
+
+static void out_num(struct out *o, const struct num *n, size_t width, int left)
+{
+	size_t len = NUM_MAX - n->at;
+
+	if (left) {
+		out_put(o, n->digits + n->at, len);
+		if (len < width)
+			out_spaces(o, width - len);
+	} else {
+		out_rpad(o, n->digits + n->at, len, width);
+	}
 }
 
 /* "%<width>d" (left: "%-<width>d") of a signed value. */
 static void out_int(struct out *o, int64_t v, size_t width, int left)
 {
-	char tmp[24], *p = fmt_u64(tmp, v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v);
-	size_t n;
+	struct num n;
 
+	num_dec(&n, v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v);
 	if (v < 0)
-		*--p = '-';
-	n = (size_t)(tmp + 24 - p);
-	if (left) {
-		out_put(o, p, n);
-		if (n < width)
-			out_spaces(o, width - n);
-	} else {
-		out_rpad(o, p, n, width);
-	}
+		num_prepend(&n, '-');
+	out_num(o, &n, width, left);
 }
 
-/* "%<width>u", or "%0<width>u" with zero set (width < 24). */
+/* "%<width>u", or "%0<width>u" with zero set (width < NUM_MAX). */
 static void out_uint(struct out *o, uint64_t v, size_t width, int zero)
 {
-	char tmp[24], *p = fmt_u64(tmp, v);
-	size_t n = (size_t)(tmp + 24 - p);
+	struct num n;
 
-	if (zero) {
-		for (; n < width; n++)
-			*--p = '0';
-		out_put(o, p, n);
-	} else {
-		out_rpad(o, p, n, width);
-	}
+	num_dec(&n, v);
+	while (zero && NUM_MAX - n.at < width && n.at > 0)
+		num_prepend(&n, '0');
+	out_num(o, &n, width, 0);
 }
 
 static void out_hex(struct out *o, uint64_t v, size_t width)
 {
-	char tmp[24], *p = fmt_hex(tmp, v);
+	struct num n;
 
-	out_rpad(o, p, (size_t)(tmp + 24 - p), width);
+	num_hex(&n, v);
+	out_num(o, &n, width, 0);
 }
 
 /* ------------------------------------------------------------ events */
