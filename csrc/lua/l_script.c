@@ -241,6 +241,9 @@ int lperf_file_script_text(lua_State *L)
 	o.ns = lperf_optfield_bool(L, 2, "ns", 0);
 	o.unwind = lperf_optfield_bool(L, 2, "unwind", 0);
 	o.inlines = lperf_optfield_bool(L, 2, "inlines", 1);
+	if (o.unwind && perfdata__unordered(pd))
+		return luaL_error(L, "f:script_text{unwind = true}: the file was opened unordered; "
+				  "unwinding needs the maps before the samples (open it ordered)");
 	o.max_stack = (unsigned)lperf_optfield_int(L, 2, "max_stack", 0);
 	lua_getfield(L, 2, "time");
 	if (!lua_isnil(L, -1)) {
