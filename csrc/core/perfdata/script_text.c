@@ -267,15 +267,15 @@ static struct evinfo event_of(const struct events *ev, const struct evtab *t, in
 struct frame {
 	uint64_t space, addr;
 	uint64_t gen;               /* the space's generation when resolved */
+	uint64_t offset;
+	uint64_t shown;             /* the address a chain line shows */
 	const char *name;           /* NULL: [unknown] */
 	const char *dso;            /* NULL: [unknown] */
 	const char **inl;           /* INLINED spaces: the functions inlined at
 				       addr, innermost first (ninl) */
 	const char *func;           /* and the DWARF name of its function, or NULL */
-	unsigned ninl;
-	uint64_t offset;
-	uint64_t shown;             /* the address a chain line shows */
-	uint8_t used, has_offset, jit;
+	uint32_t ninl;
+	uint8_t has_offset, jit;
 };
 
 /* The generation of each address space that changed (others are at 0). */
@@ -283,9 +283,13 @@ struct spacegen {
 	uint64_t space, gen;
 };
 
+/* Frames in the order resolved (a stale one is resolved again in place),
+ * found through an open-addressing table of their indexes + 1. */
 struct cache {
 	struct frame *f;
-	size_t n, cap;
+	size_t n, fcap;
+	uint32_t *slot;
+	size_t cap;
 	struct spacegen *g;
 	size_t ng, gcap;
 	uint64_t next_gen;
@@ -352,39 +356,52 @@ static int space_changed(struct cache *c, uint64_t space)
 
 static int cache_grow(struct cache *c)
 {
-	size_t cap = c->cap ? c->cap * 2 : 4096, i, j;
-	struct frame *f = calloc(cap, sizeof *f);
+	size_t cap = c->cap ? c->cap * 2 : 8192, i, j;
+	uint32_t *slot;
 
-	if (!f)
+	/* indexes are 32-bit: no file has that many distinct addresses */
+	if (cap > ((size_t)1 << 31) || !(slot = calloc(cap, sizeof *slot)))
 		return -ENOMEM;
-	c->n = 0;
-	for (i = 0; i < c->cap; i++) {
-		const struct frame *e = &c->f[i];
-		/* stale entries go with the move */
-		if (!e->used || e->gen != space_gen(c, e->space))
-			continue;
-		for (j = hash2(e->space, e->addr) & (cap - 1); f[j].used; j = (j + 1) & (cap - 1))
+	for (i = 0; i < c->n; i++) {
+		for (j = hash2(c->f[i].space, c->f[i].addr) & (cap - 1); slot[j];
+		     j = (j + 1) & (cap - 1))
 			;
-		f[j] = *e;
-		c->n++;
+		slot[j] = (uint32_t)i + 1;
 	}
-	free(c->f);
-	c->f = f;
+	free(c->slot);
+	c->slot = slot;
 	c->cap = cap;
 	return 0;
 }
 
-/* The slot of (space, addr): its entry, or where it goes (used == 0). */
-static struct frame *cache_slot(struct cache *c, uint64_t space, uint64_t addr)
+/* The frame of (space, addr), made (*fresh set, gen 0) when there is none;
+ * NULL: no memory.  Valid until the next call. */
+static struct frame *cache_get(struct cache *c, uint64_t space, uint64_t addr, int *fresh)
 {
 	size_t i;
 
+	*fresh = 0;
 	if ((c->n + 1) * 2 > c->cap && cache_grow(c) < 0)
 		return NULL;
-	for (i = hash2(space, addr) & (c->cap - 1); c->f[i].used; i = (i + 1) & (c->cap - 1))
-		if (c->f[i].addr == addr && c->f[i].space == space)
-			return &c->f[i];
-	return &c->f[i];
+	for (i = hash2(space, addr) & (c->cap - 1); c->slot[i]; i = (i + 1) & (c->cap - 1)) {
+		struct frame *f = &c->f[c->slot[i] - 1];
+		if (f->addr == addr && f->space == space)
+			return f;
+	}
+	if (c->n == c->fcap) {
+		size_t fcap = c->fcap ? c->fcap * 2 : 4096;
+		struct frame *v = realloc(c->f, fcap * sizeof *v);
+		if (!v)
+			return NULL;
+		c->f = v;
+		c->fcap = fcap;
+	}
+	memset(&c->f[c->n], 0, sizeof c->f[0]);
+	c->f[c->n].space = space;
+	c->f[c->n].addr = addr;
+	c->slot[i] = (uint32_t)++c->n;
+	*fresh = 1;
+	return &c->f[c->n - 1];
 }
 
 /* p, owned by the cache from now on (freed when NULL is not returned). */
@@ -418,6 +435,7 @@ static void cache_free(struct cache *c)
 		free(c->names[i]);
 	free(c->names);
 	free(c->f);
+	free(c->slot);
 	free(c->g);
 }
 
@@ -529,22 +547,18 @@ static const struct frame *frame_of(struct pass *p, int32_t pid, uint64_t addr, 
 				    int inlines, uint64_t gen)
 {
 	uint64_t space = kernel ? KSPACE : (uint64_t)(uint32_t)pid | (inlines ? INLINED : 0);
-	struct frame *f = cache_slot(&p->cache, space, addr);
+	int fresh;
+	struct frame *f = cache_get(&p->cache, space, addr, &fresh);
 
 	if (!f)
 		return NULL;
-	if (f->used && f->gen == gen)
+	if (!fresh && f->gen == gen)
 		return f;
-	if (!f->used) {
-		f->used = 1;
-		f->space = space;
-		f->addr = addr;
-		p->cache.n++;
-	}
+	/* new, or resolved before its space changed (a failed resolve
+	 * leaves it to be tried again) */
 	f->gen = gen;
 	if (resolve(p, f, pid, addr, kernel, inlines) < 0) {
-		f->used = 0;
-		p->cache.n--;
+		f->gen = UINT64_MAX;
 		return NULL;
 	}
 	return f;
