@@ -12,6 +12,11 @@
 -- The filters select the samples perf script selects, for the listing and
 -- for scripts (other records are not filtered).
 --
+-- The listing is formatted in C (f:script_text: no Lua value per record)
+-- whenever its fields are ones the C formatter has (script_fields.c_fields)
+-- and --show-all is not asked; the Lua listing below prints the rest, and
+-- everything when LUAPERF_SCRIPT=lua (the same text: the specs compare).
+--
 -- A script may define begin(), sample(rec), subsys__event(rec) for
 -- tracepoints (sched__sched_switch, ...; rec.fields holds the decoded
 -- payload), record(rec) for every other record, and finish().  Records have
