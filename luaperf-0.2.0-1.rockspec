@@ -53,6 +53,7 @@ build = {
             "csrc/core/perfdata/perfdata_read.c",
             "csrc/core/perfdata/perfdata_record.c",
             "csrc/core/perfdata/perfdata_write.c",
+            "csrc/core/perfdata/script_cache.c",
             "csrc/core/perfdata/script_text.c",
             "csrc/core/profile/perfdata_profile.c",
             "csrc/core/profile/profview.c",

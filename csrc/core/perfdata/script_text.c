@@ -6,9 +6,8 @@
  * Per sample: its event's output type picks the fields; the thread's
  * name comes from threads.c (perf's rules); each address goes through a
  * cache keyed by (address space, address) whose entries hold what a
- * frame prints (name, offset, object, the address shown), checked against
- * the generation of their space, so a map change drops one space's
- * entries without a sweep.
+ * frame prints (name, offset, object, the address shown), kept until the
+ * maps of their space change (script_cache.h).
  */
 #include "perfdata/script_text.h"
 
@@ -20,6 +19,7 @@
 
 #include "event/tracefmt.h"
 #include "perfdata/perfdata.h"
+#include "perfdata/script_cache.h"
 #include "profile/perfdata_profile.h"
 #include "profile/stacktab.h"
 #include "profile/threads.h"
@@ -29,8 +29,6 @@
 
 #define OUT_CAP ((size_t)1 << 20)
 #define MAX_STACK 127               /* perf's --max-stack default */
-#define KSPACE UINT64_MAX           /* the kernel's address space */
-#define INLINED (UINT64_C(1) << 32) /* a pid's space, frames with their inlines */
 #define MAX_CHAIN 1024              /* unwound entries per sample, as f:records */
 #define TRACE_TEXT 4096             /* the Lua listing's f:trace_text buffer */
 
@@ -261,184 +259,6 @@ static struct evinfo event_of(const struct events *ev, const struct evtab *t, in
 	return by_name(ev, evtab__name(t, idx));
 }
 
-/* ------------------------------------------------------------ address cache */
-
-/* What a frame prints for an address of a space. */
-struct frame {
-	uint64_t space, addr;
-	uint64_t gen;               /* the space's generation when resolved */
-	uint64_t offset;
-	uint64_t shown;             /* the address a chain line shows */
-	const char *name;           /* NULL: [unknown] */
-	const char *dso;            /* NULL: [unknown] */
-	const char **inl;           /* INLINED spaces: the functions inlined at
-				       addr, innermost first (ninl) */
-	const char *func;           /* and the DWARF name of its function, or NULL */
-	uint32_t ninl;
-	uint8_t has_offset, jit;
-};
-
-/* The generation of each address space that changed (others are at 0). */
-struct spacegen {
-	uint64_t space, gen;
-};
-
-/* Frames in the order resolved (a stale one is resolved again in place),
- * found through an open-addressing table of their indexes + 1. */
-struct cache {
-	struct frame *f;
-	size_t n, fcap;
-	uint32_t *slot;
-	size_t cap;
-	struct spacegen *g;
-	size_t ng, gcap;
-	uint64_t next_gen;
-	void **names;               /* copies the cache owns: JIT names (a perf
-				       map reloads), inline chains */
-	size_t nnames, names_cap;
-};
-
-static size_t hash2(uint64_t a, uint64_t b)
-{
-	uint64_t h = (a * 0x9e3779b97f4a7c15u) ^ (b + 0x632be59bd9b4e019u + (a << 6));
-
-	h ^= h >> 29;
-	h *= 0xbf58476d1ce4e5b9u;
-	h ^= h >> 32;
-	return (size_t)h;
-}
-
-static uint64_t space_gen(const struct cache *c, uint64_t space)
-{
-	size_t i;
-
-	/* a pid's frames with inlines change with its maps */
-	if (space != KSPACE)
-		space &= ~INLINED;
-	if (!c->gcap)
-		return 0;
-	for (i = hash2(space, 0) & (c->gcap - 1); c->g[i].gen; i = (i + 1) & (c->gcap - 1))
-		if (c->g[i].space == space)
-			return c->g[i].gen;
-	return 0;
-}
-
-/* A new generation for space: its cached frames are stale. */
-static int space_changed(struct cache *c, uint64_t space)
-{
-	size_t i;
-
-	if ((c->ng + 1) * 2 > c->gcap) {
-		size_t cap = c->gcap ? c->gcap * 2 : 64, j, k;
-		struct spacegen *g = calloc(cap, sizeof *g);
-		if (!g)
-			return -ENOMEM;
-		for (j = 0; j < c->gcap; j++) {
-			if (!c->g[j].gen)
-				continue;
-			for (k = hash2(c->g[j].space, 0) & (cap - 1); g[k].gen; k = (k + 1) & (cap - 1))
-				;
-			g[k] = c->g[j];
-		}
-		free(c->g);
-		c->g = g;
-		c->gcap = cap;
-	}
-	for (i = hash2(space, 0) & (c->gcap - 1); c->g[i].gen; i = (i + 1) & (c->gcap - 1))
-		if (c->g[i].space == space)
-			break;
-	if (!c->g[i].gen)
-		c->ng++;
-	c->g[i].space = space;
-	c->g[i].gen = ++c->next_gen;
-	return 0;
-}
-
-static int cache_grow(struct cache *c)
-{
-	size_t cap = c->cap ? c->cap * 2 : 8192, i, j;
-	uint32_t *slot;
-
-	/* indexes are 32-bit: no file has that many distinct addresses */
-	if (cap > ((size_t)1 << 31) || !(slot = calloc(cap, sizeof *slot)))
-		return -ENOMEM;
-	for (i = 0; i < c->n; i++) {
-		for (j = hash2(c->f[i].space, c->f[i].addr) & (cap - 1); slot[j];
-		     j = (j + 1) & (cap - 1))
-			;
-		slot[j] = (uint32_t)i + 1;
-	}
-	free(c->slot);
-	c->slot = slot;
-	c->cap = cap;
-	return 0;
-}
-
-/* The frame of (space, addr), made (*fresh set, gen 0) when there is none;
- * NULL: no memory.  Valid until the next call. */
-static struct frame *cache_get(struct cache *c, uint64_t space, uint64_t addr, int *fresh)
-{
-	size_t i;
-
-	*fresh = 0;
-	if ((c->n + 1) * 2 > c->cap && cache_grow(c) < 0)
-		return NULL;
-	for (i = hash2(space, addr) & (c->cap - 1); c->slot[i]; i = (i + 1) & (c->cap - 1)) {
-		struct frame *f = &c->f[c->slot[i] - 1];
-		if (f->addr == addr && f->space == space)
-			return f;
-	}
-	if (c->n == c->fcap) {
-		size_t fcap = c->fcap ? c->fcap * 2 : 4096;
-		struct frame *v = realloc(c->f, fcap * sizeof *v);
-		if (!v)
-			return NULL;
-		c->f = v;
-		c->fcap = fcap;
-	}
-	memset(&c->f[c->n], 0, sizeof c->f[0]);
-	c->f[c->n].space = space;
-	c->f[c->n].addr = addr;
-	c->slot[i] = (uint32_t)++c->n;
-	*fresh = 1;
-	return &c->f[c->n - 1];
-}
-
-/* p, owned by the cache from now on (freed when NULL is not returned). */
-static void *keep(struct cache *c, void *p)
-{
-	if (!p)
-		return NULL;
-	if (c->nnames == c->names_cap) {
-		size_t cap = c->names_cap ? c->names_cap * 2 : 16;
-		void **v = realloc(c->names, cap * sizeof *v);
-		if (!v) {
-			free(p);
-			return NULL;
-		}
-		c->names = v;
-		c->names_cap = cap;
-	}
-	return c->names[c->nnames++] = p;
-}
-
-static const char *keep_name(struct cache *c, const char *s)
-{
-	return keep(c, strdup(s));
-}
-
-static void cache_free(struct cache *c)
-{
-	size_t i;
-
-	for (i = 0; i < c->nnames; i++)
-		free(c->names[i]);
-	free(c->names);
-	free(c->f);
-	free(c->slot);
-	free(c->g);
-}
-
 /* ------------------------------------------------------------ the pass */
 
 struct pass {
@@ -449,7 +269,7 @@ struct pass {
 	const struct script_text_opts *o;
 	struct out out;
 	struct events ev;
-	struct cache cache;
+	struct script_cache cache;
 	struct stacktab *names;     /* the comm objects threads.c names threads with */
 	struct threads *th;
 	unsigned max_stack;
@@ -488,9 +308,10 @@ static void take_warnings(struct pass *p)
 /* Fills f for addr of pid (kernel: the kernel's address space), as the
  * Lua listing's resolve(): the symbol, else the object of the map that
  * holds addr (the kernel map names its object without a symbol). */
-static int resolve(struct pass *p, struct frame *f, int32_t pid, uint64_t addr, int kernel,
+static int resolve(struct pass *p, struct script_frame *f, int32_t pid, uint64_t addr, int kernel,
 		   int inlines)
 {
+	struct script_cache *c = &p->cache;
 	struct sym_result r;
 	struct sym_map m;
 	unsigned i;
@@ -508,19 +329,22 @@ static int resolve(struct pass *p, struct frame *f, int32_t pid, uint64_t addr, 
 				 SYM_USER, &r) == 0;
 	/* the inline chain lasts until the next resolve: copied */
 	if (ok && inlines && r.nr_inlined > 0) {
-		if (!(f->inl = keep(&p->cache, calloc(r.nr_inlined, sizeof *f->inl))))
+		f->inl = script_cache__keep(c, calloc(r.nr_inlined, sizeof *f->inl));
+		if (!f->inl)
 			return -ENOMEM;
-		for (i = 0; i < r.nr_inlined; i++)
-			if (!(f->inl[i] = keep_name(&p->cache, r.inlined[i].name ? r.inlined[i].name : "")))
+		for (i = 0; i < r.nr_inlined; i++) {
+			const char *name = r.inlined[i].name;
+			if (!(f->inl[i] = script_cache__keep_name(c, name ? name : "")))
 				return -ENOMEM;
+		}
 		f->ninl = r.nr_inlined;
 	}
-	if (ok && inlines && r.func && !(f->func = keep_name(&p->cache, r.func)))
+	if (ok && inlines && r.func && !(f->func = script_cache__keep_name(c, r.func)))
 		return -ENOMEM;
 	if (ok) {
 		f->name = r.name;
 		/* a perf map's names go when it is read again */
-		if (r.kind == SYM_KIND_JIT && r.name && !(f->name = keep_name(&p->cache, r.name)))
+		if (r.kind == SYM_KIND_JIT && r.name && !(f->name = script_cache__keep_name(c, r.name)))
 			return -ENOMEM;
 		f->offset = r.offset;
 		f->has_offset = 1;
@@ -543,12 +367,13 @@ static int resolve(struct pass *p, struct frame *f, int32_t pid, uint64_t addr, 
 }
 
 /* The frame of addr, resolved once per generation of its space. */
-static const struct frame *frame_of(struct pass *p, int32_t pid, uint64_t addr, int kernel,
+static const struct script_frame *frame_of(struct pass *p, int32_t pid, uint64_t addr, int kernel,
 				    int inlines, uint64_t gen)
 {
-	uint64_t space = kernel ? KSPACE : (uint64_t)(uint32_t)pid | (inlines ? INLINED : 0);
+	uint64_t space = kernel ? SCRIPT_KSPACE :
+			 (uint64_t)(uint32_t)pid | (inlines ? SCRIPT_INLINED : 0);
 	int fresh;
-	struct frame *f = cache_get(&p->cache, space, addr, &fresh);
+	struct script_frame *f = script_cache__get(&p->cache, space, addr, &fresh);
 
 	if (!f)
 		return NULL;
@@ -573,21 +398,21 @@ static int note_maps(struct pass *p, const struct record *r)
 		if (r->misc & PERF_RECORD_MISC_MMAP_DATA)
 			return 0;
 		if ((r->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL)
-			return space_changed(&p->cache, KSPACE);
+			return script_cache__changed(&p->cache, SCRIPT_KSPACE);
 		if (r->u.mmap.pid == (uint32_t)-1)
 			return 0;
-		return space_changed(&p->cache, r->u.mmap.pid);
+		return script_cache__changed(&p->cache, r->u.mmap.pid);
 	case PERF_RECORD_FORK:
 		if (r->u.task.pid == r->u.task.ppid)
 			return 0;
-		return space_changed(&p->cache, r->u.task.pid);
+		return script_cache__changed(&p->cache, r->u.task.pid);
 	}
 	return 0;
 }
 
 /* name, or name+0xOFF (symoff), "[unknown]" without a symbol; an inlined
  * function's name (as) takes the offset of the symbol it is inlined in */
-static void out_symname(struct out *o, const struct frame *f, unsigned F, const char *as)
+static void out_symname(struct out *o, const struct script_frame *f, unsigned F, const char *as)
 {
 	const char *name = as ? as : f->name ? f->name : "[unknown]";
 
@@ -598,7 +423,7 @@ static void out_symname(struct out *o, const struct frame *f, unsigned F, const 
 	}
 }
 
-static void out_dso(struct out *o, const struct frame *f, int32_t pid)
+static void out_dso(struct out *o, const struct script_frame *f, int32_t pid)
 {
 	out_put(o, " (", 2);
 	if (f->jit) {
@@ -612,7 +437,7 @@ static void out_dso(struct out *o, const struct frame *f, int32_t pid)
 }
 
 /* One chain line: the frame's own, or (as) a function inlined there. */
-static void out_frame_line(struct out *o, const struct frame *f, unsigned F, int32_t pid,
+static void out_frame_line(struct out *o, const struct script_frame *f, unsigned F, int32_t pid,
 			   const char *as)
 {
 	out_chr(o, '\t');
@@ -634,8 +459,8 @@ static int print_chain(struct pass *p, const struct record *r, unsigned F, int32
 {
 	const struct record_sample *s = &r->s;
 	uint64_t i, nr, ctx = 0;
-	uint64_t kgen = space_gen(&p->cache, KSPACE);
-	uint64_t ugen = space_gen(&p->cache, (uint64_t)(uint32_t)pid);
+	uint64_t kgen = script_cache__gen(&p->cache, SCRIPT_KSPACE);
+	uint64_t ugen = script_cache__gen(&p->cache, (uint64_t)(uint32_t)pid);
 	unsigned printed = 0, k;
 	int leading = 1, expand;
 	struct out *o = &p->out;
@@ -643,7 +468,7 @@ static int print_chain(struct pass *p, const struct record *r, unsigned F, int32
 	/* perf drops a chain with a context mark it does not know */
 	nr = record__callchain_usable(s->callchain, s->nr_callchain) ? s->nr_callchain : 0;
 	for (i = 0; i < nr && printed < p->max_stack; i++) {
-		const struct frame *f;
+		const struct script_frame *f;
 		uint64_t a;
 		int kernel;
 
@@ -858,9 +683,9 @@ static int print_sample(struct pass *p, const struct record *r0, const struct ev
 		out_hex(o_, s->ip, 16);
 		if (F & (SCRIPT_F_SYM | SCRIPT_F_DSO)) {
 			int kernel = (r->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL;
-			uint64_t space = kernel ? KSPACE : (uint64_t)(uint32_t)pid;
-			const struct frame *f = frame_of(p, pid, s->ip, kernel, 0,
-							 space_gen(&p->cache, space));
+			uint64_t space = kernel ? SCRIPT_KSPACE : (uint64_t)(uint32_t)pid;
+			const struct script_frame *f = frame_of(p, pid, s->ip, kernel, 0,
+							 script_cache__gen(&p->cache, space));
 			if (!f)
 				return -ENOMEM;
 			if (F & SCRIPT_F_SYM) {
@@ -967,7 +792,7 @@ out:
 	free(p->chain);
 	threads__delete(p->th);
 	stacktab__delete(p->names);
-	cache_free(&p->cache);
+	script_cache__exit(&p->cache);
 	free(p->ev.info);
 	free(p->out.buf);
 	free(p);
