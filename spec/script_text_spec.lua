@@ -1,5 +1,5 @@
 -- luaperf script's listing formatted in C (f:script_text) against perf
--- script and against the Lua listing (LUAPERF_SCRIPT=lua), byte for byte,
+-- script and against the Lua listing (LUAPERF_ENGINE=lua), byte for byte,
 -- on recordings perf makes here: a shell that forks and execs programs
 -- (-g), and a system-wide capture (kernel frames, every process).
 local util = require "util"
@@ -8,11 +8,11 @@ local dir
 setup(function() dir = util.tmpdir() end)
 teardown(function() util.sh("rm -rf " .. util.q(dir)) end)
 
--- luaperf script ARGS: stdout, stderr (lua: LUAPERF_SCRIPT=lua, the Lua listing)
+-- luaperf script ARGS: stdout, stderr (lua: LUAPERF_ENGINE=lua, the Lua listing)
 local function ours(args, lua)
   local errf = dir .. "/stderr"
   local pre = util.preload and ("LD_PRELOAD=" .. util.q(util.preload) .. " ") or ""
-  local out, ok = util.sh(pre .. (lua and "LUAPERF_SCRIPT=lua " or "") .. "LUAPERF_LUA=" .. util.lua ..
+  local out, ok = util.sh(pre .. (lua and "LUAPERF_ENGINE=lua " or "") .. "LUAPERF_LUA=" .. util.lua ..
     " " .. util.root .. "/bin/luaperf script " .. args .. " 2>" .. errf)
   local err = util.read(errf) or ""
   assert.is_true(ok, err)

@@ -15,7 +15,7 @@
 -- The listing is formatted in C (f:script_text: no Lua value per record)
 -- whenever its fields are ones the C formatter has (script_fields.c_fields)
 -- and --show-all is not asked; the Lua listing below prints the rest, and
--- everything when LUAPERF_SCRIPT=lua (the same text: the specs compare).
+-- everything when LUAPERF_ENGINE=lua (the same text: the specs compare).
 --
 -- A script may define begin(), sample(rec), subsys__event(rec) for
 -- tracepoints (sched__sched_switch, ...; rec.fields holds the decoded
@@ -516,10 +516,10 @@ function M.run(args)
   end
 
   -- The default listing (and the -F fields, filters and options it
-  -- takes) is formatted in C, with the same text; LUAPERF_SCRIPT=lua keeps
+  -- takes) is formatted in C, with the same text; LUAPERF_ENGINE=lua keeps
   -- it in Lua (the specs compare the two).
   local cfields = not script and not opts.show_all
-    and st.sym and f.script_text and os.getenv("LUAPERF_SCRIPT") ~= "lua"
+    and st.sym and f.script_text and os.getenv("LUAPERF_ENGINE") ~= "lua"
     and fields.c_fields(layout, hdr.events)
   if cfields then
     local res, cerr, _, cwarn = f:script_text{
