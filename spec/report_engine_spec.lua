@@ -146,6 +146,23 @@ describe("a profile view", function()
     end
   end)
 
+  it("takes a junk word that looks like a named frame for an address", function()
+    -- 0x4c50... is how the stack table marks its named frames (Lua
+    -- functions); a frame-pointer walk can read any word
+    if not math.type then return pending("an address above 2^53 needs Lua 5.3+ integers") end
+    local p = perf.profile()
+    local junk = 0x4c50000000123456
+    p:add_stack({ 0x1000, junk }, { pid = 1, tid = 1, comm = "app" })
+    p:add_stack({ "lua_fn", 0x1000 }, { pid = 1, tid = 1, comm = "app" })
+    local list = p:view():list()
+    assert.are.equal(2, #list)
+    local root = list[1].frames[1]
+    assert.is_nil(root.name)
+    assert.are.equal("user", root.kind)
+    assert.are.equal("lua_fn", list[2].frames[2].name)
+    assert.are.equal("lua", list[2].frames[2].kind)
+  end)
+
   it("keeps the leaves when a profile keeps one address per stack", function()
     local f = assert(perf.open(data, { unordered = true }))
     local sym = assert(stacks.file_symbolizer(f, {}))

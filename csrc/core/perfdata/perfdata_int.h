@@ -57,6 +57,7 @@ struct perfdata {
 
 	/* the input stream */
 	uint64_t pos, end, first;
+	uint64_t released;               /* map bytes [0, released) given back (release_behind) */
 	uint64_t prescan_end;       /* pipe mode: user records before it are done */
 	ZSTD_DStream *zds;
 	struct chunk *chunk;        /* being read */

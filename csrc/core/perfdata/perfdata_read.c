@@ -880,6 +880,30 @@ static int deliver(struct perfdata *pd, struct perfdata_rec *out, const uint8_t 
 	return 1;
 }
 
+/*
+ * The mapped pages wholly before every record still to be delivered go
+ * back to the kernel, a few MB at a time: reading a long file then holds
+ * the span of its queue, not the file (perf's reader maps a window at a
+ * time).  They are the file's: a rewind reads them in again.
+ */
+#define RELEASE_STEP ((uint64_t)32 << 20)
+static void release_behind(struct perfdata *pd)
+{
+	uint64_t low = pd->pos, page = 4096;
+	size_t i;
+
+	if (!pd->map || low < pd->released + RELEASE_STEP)
+		return;
+	for (i = pd->q_head; i < pd->q_n; i++)
+		if (pd->q[i].offset < low)
+			low = pd->q[i].offset;
+	low &= ~(page - 1);
+	if (low < pd->released + RELEASE_STEP)
+		return;
+	madvise((uint8_t *)pd->map + pd->released, (size_t)(low - pd->released), MADV_DONTNEED);
+	pd->released = low;
+}
+
 int perfdata__next(struct perfdata *pd, struct perfdata_rec *out)
 {
 	int e;
@@ -905,7 +929,10 @@ int perfdata__next(struct perfdata *pd, struct perfdata_rec *out)
 				return deliver(pd, out, q->p, q->size, q->size, q->offset, q->time, q->chunk);
 			}
 			pd->flushing = 0;
+			release_behind(pd);
 		}
+		if (pd->opts.unordered)
+			release_behind(pd);
 		e = next_raw(pd, &p, &size, &ext, &off, &c);
 		if (e < 0)
 			return e;
@@ -980,6 +1007,7 @@ int perfdata__rewind(struct perfdata *pd)
 	pd->seq = pd->max_ts = pd->next_flush = pd->limit = pd->last_flush = 0;
 	pd->flushing = 0;
 	pd->pos = pd->first;
+	pd->released = 0;
 	memset(&pd->stats, 0, sizeof pd->stats);
 	return 0;
 }

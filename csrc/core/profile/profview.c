@@ -471,7 +471,9 @@ static int build(struct profview *pv, const struct profview_opts *o)
 				stack_addr = n;
 				sacap = cap;
 			}
-			if (stacktab__is_named(a)) {
+			/* a named frame of the table (a junk word of a frame-pointer
+			 * walk may look like one: it is an address) */
+			if (stacktab__is_named(a) && stacktab__name(st, a)) {
 				rc = named_frame(pv, a, &id);
 				stack_addr[nsa++] = id | UINT32_C(0x80000000);
 				if (rc)
