@@ -2,12 +2,19 @@
  * Fuzz target: the perf.data reader over bytes, every record decoded; then
  * the perf.data -> profile pipeline (perfdata__profile) over the same
  * bytes, in both orders: time-ordered (maps fed as they come, DWARF samples
- * unwound) and file order with the maps records held and fed at the end.
+ * unwound) and file order with the maps records held and fed at the end;
+ * and the reports over each profile (profview, pvreport, pvtext, pvfolded),
+ * with children and call graphs.
  */
 #include <stdint.h>
 #include "perfdata/perfdata.h"
 #include "profile/perfdata_profile.h"
+#include "profile/profview.h"
+#include "profile/pvfolded.h"
+#include "profile/pvreport.h"
+#include "profile/pvtext.h"
 #include "profile/stacktab.h"
+#include <stdlib.h>
 #include "record/record.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -38,6 +45,38 @@ static int count_comm(void *arg, uint32_t pid, uint32_t tid, const char *comm)
 	return 0;
 }
 
+/* Every report of the profile's view: rows, the --stdio text with call
+ * graphs, folded stacks. */
+static void reports(struct stacktab *st)
+{
+	struct profview_opts vo = { 0 };
+	struct pvreport_opts ro = { .keys = { PVR_COMM, PVR_DSO, PVR_SYM }, .nkeys = 3 };
+	struct pvtext_opts to = { .cols = { PVT_CHILDREN, PVT_SELF, PVT_COMM, PVT_DSO, PVT_SYM },
+				  .ncols = 5, .base = 1, .children = 1, .graph = 1,
+				  .graph_opts = &ro, .graph_total = 1, .graph_pct = 0.5 };
+	struct pvfolded_opts fo = { .annotate = 1, .with_comm = 1 };
+	struct profview *pv;
+	struct pvreport *r;
+	char *text;
+	size_t len;
+	int children;
+
+	if (profview__new(st, &vo, &pv) < 0)
+		return;
+	for (children = 0; children < 2; children++) {
+		ro.children = children;
+		if (pvreport__new(pv, &ro, &r) < 0)
+			continue;
+		to.base = to.graph_total = (double)pvreport__total(r) + 1;
+		if (pvreport__text(pv, r, &to, &text, &len) == 0)
+			free(text);
+		pvreport__delete(r);
+	}
+	if (profview__folded(pv, &fo, &text, &len) == 0)
+		free(text);
+	profview__delete(pv);
+}
+
 static void profile(const uint8_t *data, size_t size, int unordered)
 {
 	struct perfdata_opts opts = { .unordered = unordered, .max_queue = 1 << 20 };
@@ -54,7 +93,10 @@ static void profile(const uint8_t *data, size_t size, int unordered)
 	if (perfdata__read_buffer(data, size, &opts, &pd, err, sizeof err) != 0)
 		return;
 	if ((st = stacktab__new()) != NULL) {
+		/* file order: leaves alone, as a report without children reads */
+		stacktab__set_max_depth(st, unordered ? 1 : 0);
 		perfdata__profile(pd, &po, st, &stats, err, sizeof err);
+		reports(st);
 		stacktab__delete(st);
 	}
 	perfdata__close(pd);

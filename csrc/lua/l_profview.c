@@ -604,7 +604,7 @@ static int v_callgraph(lua_State *L)
 		}
 		lua_pop(L, 3);
 	}
-	rc = pvgraph__new(pv, &o, keys, nk, &g);
+	rc = pvgraph__new(pv, &o, keys, nk, 0, &g);
 	if (rc)
 		return view_fail(L, rc);
 	lua_createtable(L, (int)n, 0);

@@ -482,20 +482,41 @@ static int kid_order(const void *x, const void *y, void *arg)
 	return profview__strcmp(g->pv, a->name, b->name);
 }
 
+/* The i-th symbol of a row's chain in stack ids (nf frames): children
+ * mode reads from `from` towards the leaf, self mode from the leaf up. */
+static uint32_t chain_sym(const struct profview *pv, const uint32_t *ids, unsigned nf,
+			  long from, int children, unsigned i)
+{
+	return profview__frame(pv, ids[children ? from + (long)i : (long)nf - 1 - (long)i])->symname;
+}
+
+/* A light key's chains, reduced to what is printed of them: their
+ * longest common prefix (the first chain and its length). */
+struct lcp {
+	size_t stack;
+	long from;
+	unsigned len;
+	int has;
+};
+
 int pvgraph__new(struct profview *pv, const struct pvreport_opts *o,
-		 const struct pvgraph_key *keys, size_t n, struct pvgraph **out)
+		 const struct pvgraph_key *keys, size_t n, double min, struct pvgraph **out)
 {
 	struct pvgraph *g = calloc(1, sizeof *g);
 	struct keytab *want = keytab__new();
 	struct u64map edges;
 	uint32_t *uniq = NULL;
-	size_t *stamp = NULL, ns = profview__nstacks(pv), i, at;
-	int rc = 0;
+	uint64_t *rootw = NULL;
+	struct lcp *lcp = NULL;
+	size_t *stamp = NULL, ns = profview__nstacks(pv), i, at, nu;
+	int rc = 0, pass;
 
 	*out = NULL;
 	u64map__init(&edges);
 	if (!g || !want || !(g->roots = calloc(n ? n : 1, sizeof *g->roots)) ||
-	    !(stamp = calloc(n ? n : 1, sizeof *stamp))) {
+	    !(stamp = calloc(n ? n : 1, sizeof *stamp)) ||
+	    !(rootw = calloc(n ? n : 1, sizeof *rootw)) ||
+	    !(lcp = calloc(n ? n : 1, sizeof *lcp))) {
 		rc = -ENOMEM;
 		goto done;
 	}
@@ -516,48 +537,102 @@ int pvgraph__new(struct profview *pv, const struct pvreport_opts *o,
 		if (!rc)
 			g->roots[i] = uniq[id];
 	}
-	for (i = 0; i < ns && !rc; i++) {
-		struct stacktab_entry e;
-		const uint32_t *ids;
-		unsigned nf;
-		uint64_t w;
-		long j, from, to;
+	nu = keytab__count(want);
+	/*
+	 * Pass 0 weighs each tree (only when min is given); pass 1 builds
+	 * them.  A tree lighter than min prints no branch: of it only the
+	 * chain every sample shares is drawn (perf's graph prints a node's
+	 * only child without a percentage), so its samples keep just that
+	 * prefix instead of a tree.
+	 */
+	for (pass = min > 0 ? 0 : 1; pass < 2 && !rc; pass++) {
+		memset(stamp, 0, n * sizeof *stamp);
+		for (i = 0; i < ns && !rc; i++) {
+			struct stacktab_entry e;
+			const uint32_t *ids;
+			unsigned nf;
+			uint64_t w;
+			long j, from, to;
 
-		if (o->keep && !o->keep[i])
-			continue;
-		profview__stack(pv, i, &ids, &nf);
-		if (nf == 0)
-			continue;
-		stacktab__get(profview__table(pv), i, &e);
-		w = o->by_period ? e.period : e.count;
-		from = o->children ? 0 : (long)nf - 1;
-		to = o->children ? (long)nf : (long)nf;
-		for (j = from; j < to && !rc; j++) {
-			const struct pv_frame *f = profview__frame(pv, ids[j]);
-			uint64_t k = sym_part(f->symname, f->kind);
-			uint32_t wi, node;
-			long m;
-
-			if (keytab__find(want, &k, sizeof k, &wi) || stamp[wi] == i + 1)
+			if (o->keep && !o->keep[i])
 				continue;
-			stamp[wi] = i + 1;
-			node = uniq[wi];
-			g->nodes[node].w += w;
-			if (o->children) {
-				for (m = j == (long)nf - 1 ? 0 : j; m < (long)nf && !rc; m++) {
-					rc = graph_kid(g, &edges, node, profview__frame(pv, ids[m])->symname,
-						       &node);
-					if (!rc)
-						g->nodes[node].w += w;
+			profview__stack(pv, i, &ids, &nf);
+			if (nf == 0)
+				continue;
+			stacktab__get(profview__table(pv), i, &e);
+			w = o->by_period ? e.period : e.count;
+			from = o->children ? 0 : (long)nf - 1;
+			to = (long)nf;
+			for (j = from; j < to && !rc; j++) {
+				const struct pv_frame *f = profview__frame(pv, ids[j]);
+				uint64_t k = sym_part(f->symname, f->kind);
+				uint32_t wi, node;
+				long m, start = o->children ? (j == (long)nf - 1 ? 0 : j) : 0;
+				unsigned len = o->children ? (unsigned)((long)nf - start) : nf, c;
+
+				if (keytab__find(want, &k, sizeof k, &wi) || stamp[wi] == i + 1)
+					continue;
+				stamp[wi] = i + 1;
+				if (pass == 0) {
+					rootw[wi] += w;
+					continue;
 				}
-			} else {
-				for (m = (long)nf - 1; m >= 0 && !rc; m--) {
-					rc = graph_kid(g, &edges, node, profview__frame(pv, ids[m])->symname,
-						       &node);
-					if (!rc)
-						g->nodes[node].w += w;
+				node = uniq[wi];
+				g->nodes[node].w += w;
+				if (min > 0 && (double)rootw[wi] < min) {
+					struct lcp *l = &lcp[wi];
+					const uint32_t *fids;
+					unsigned fnf;
+					if (!l->has) {
+						l->has = 1;
+						l->stack = i;
+						l->from = start;
+						l->len = len;
+						continue;
+					}
+					profview__stack(pv, l->stack, &fids, &fnf);
+					if (len < l->len)
+						l->len = len;
+					for (c = 0; c < l->len; c++)
+						if (chain_sym(pv, ids, nf, start, o->children, c) !=
+						    chain_sym(pv, fids, fnf, l->from, o->children, c))
+							break;
+					l->len = c;
+					continue;
+				}
+				if (o->children) {
+					for (m = start; m < (long)nf && !rc; m++) {
+						rc = graph_kid(g, &edges, node, profview__frame(pv, ids[m])->symname,
+							       &node);
+						if (!rc)
+							g->nodes[node].w += w;
+					}
+				} else {
+					for (m = (long)nf - 1; m >= 0 && !rc; m--) {
+						rc = graph_kid(g, &edges, node, profview__frame(pv, ids[m])->symname,
+							       &node);
+						if (!rc)
+							g->nodes[node].w += w;
+					}
 				}
 			}
+		}
+	}
+	/* the light trees: their shared chain, every node as heavy as the root */
+	for (i = 0; i < nu && !rc; i++) {
+		const uint32_t *fids;
+		unsigned fnf, c;
+		uint32_t node = uniq[i];
+		uint64_t w = g->nodes[node].w;
+
+		if (!lcp[i].has)
+			continue;
+		profview__stack(pv, lcp[i].stack, &fids, &fnf);
+		for (c = 0; c < lcp[i].len && !rc; c++) {
+			rc = graph_kid(g, &edges, node,
+				       chain_sym(pv, fids, fnf, lcp[i].from, o->children, c), &node);
+			if (!rc)
+				g->nodes[node].w = w;
 		}
 	}
 	if (rc)
@@ -586,6 +661,8 @@ int pvgraph__new(struct profview *pv, const struct pvreport_opts *o,
 done:
 	free(uniq);
 	free(stamp);
+	free(rootw);
+	free(lcp);
 	keytab__delete(want);
 	u64map__exit(&edges);
 	if (rc) {

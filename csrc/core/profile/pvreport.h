@@ -82,8 +82,12 @@ struct pvgraph_key {
 	uint32_t symname;
 	int kernel;
 };
+/* min > 0: a tree lighter than min (a weight) is built only as far as
+ * perf report -g prints one whose branches are all under its threshold:
+ * the chain every one of its samples shares (each node as heavy as the
+ * root, the last without kids).  0: whole trees. */
 int pvgraph__new(struct profview *pv, const struct pvreport_opts *o,
-		 const struct pvgraph_key *keys, size_t n, struct pvgraph **out);
+		 const struct pvgraph_key *keys, size_t n, double min, struct pvgraph **out);
 void pvgraph__delete(struct pvgraph *g);
 /* The root node of keys[i]. */
 uint32_t pvgraph__root(const struct pvgraph *g, size_t i);

@@ -329,7 +329,7 @@ int pvreport__text(struct profview *pv, const struct pvreport *r, const struct p
 			keys[ng].kernel = row->kind == PV_KERNEL;
 			ng++;
 		}
-		if ((rc = pvgraph__new(pv, o->graph_opts, keys, ng, &g)))
+		if ((rc = pvgraph__new(pv, o->graph_opts, keys, ng, o->graph_total * o->graph_pct / 100, &g)))
 			goto done;
 	}
 	{
