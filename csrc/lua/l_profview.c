@@ -751,9 +751,9 @@ static int v_list(lua_State *L)
 	if (merge) {
 		/* the merged stacks' sums, in a userdata so an error frees them */
 		struct keytab *kt = keytab__new();
-		uint32_t *key = NULL;
-		size_t keycap = 0;
-		int rc = kt ? 0 : -ENOMEM;
+		size_t keycap = 256;
+		uint32_t *key = malloc(keycap * sizeof *key);
+		int rc = kt && key ? 0 : -ENOMEM;
 		m = lua_newuserdatauv(L, (ns ? ns : 1) * sizeof *m, 0);
 		for (i = 0; i < ns && !rc; i++) {
 			struct stacktab_entry e;

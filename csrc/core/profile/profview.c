@@ -434,17 +434,17 @@ static int build(struct profview *pv, const struct profview_opts *o)
 	struct keytab *spaces = keytab__new();
 	int64_t last_space = INT64_MIN;
 	size_t sid = 0;
-	struct pv_addr *av = NULL;
-	size_t nav = 0, avcap = 0;
-	struct space_list *sl = NULL;
-	size_t nsl = 0, slcap = 0;
-	uint32_t *stack_addr = NULL;   /* per stack address: its pv_addr id or named */
-	size_t nsa = 0, sacap = 0;
+	/* room from the start; each grows as it fills */
+	size_t nav = 0, avcap = 1024, nsl = 0, slcap = 16, nsa = 0, sacap = 4096;
+	struct pv_addr *av = calloc(avcap, sizeof *av);
+	struct space_list *sl = calloc(slcap, sizeof *sl);
+	uint32_t *stack_addr = calloc(sacap, sizeof *stack_addr);  /* per stack address:
+								   its pv_addr id or named */
 	struct ptr_cache *pc = calloc(1, sizeof *pc);
 	int rc = 0;
 
 	pv->stacks = calloc(ns ? ns : 1, sizeof *pv->stacks);
-	if (!spaces || !pv->stacks || !pc) {
+	if (!spaces || !pv->stacks || !pc || !av || !sl || !stack_addr) {
 		rc = -ENOMEM;
 		goto out;
 	}

@@ -31,7 +31,7 @@ static int token(struct profview *pv, const char *s, size_t n, const char *suffi
 			buf[o++] = '\\';
 			buf[o++] = 'n';
 		} else {
-			buf[o++] = comm && c == ' ' ? '_' : c;
+			buf[o++] = (char)(comm && c == ' ' ? '_' : c);
 		}
 	}
 	if (suffix) {
@@ -64,11 +64,11 @@ int profview__folded(struct profview *pv, const struct pvfolded_opts *o, char **
 		     size_t *len)
 {
 	size_t nframes = profview__nframes(pv), ns = profview__nstacks(pv), i, n, out = 0;
-	uint32_t *tok = malloc((nframes ? nframes : 1) * sizeof *tok), *key = NULL;
+	uint32_t *tok = malloc((nframes ? nframes : 1) * sizeof *tok);
+	size_t keycap = 256, ncomm = 0, wcap = 1024;
+	uint32_t *key = malloc(keycap * sizeof *key);
 	uint32_t *ctok = NULL;      /* per comm string id: its token + 1 */
-	size_t keycap = 0, ncomm = 0;
-	uint64_t *w = NULL;
-	size_t wcap = 0;
+	uint64_t *w = calloc(wcap, sizeof *w);
 	struct keytab *lines = keytab__new();
 	struct line *lv = NULL;
 	char *buf = NULL, *words = NULL;
@@ -76,7 +76,7 @@ int profview__folded(struct profview *pv, const struct pvfolded_opts *o, char **
 
 	*text = NULL;
 	*len = 0;
-	if (!tok || !lines) {
+	if (!tok || !lines || !key || !w) {
 		rc = -ENOMEM;
 		goto done;
 	}

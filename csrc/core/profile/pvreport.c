@@ -324,12 +324,15 @@ int pvreport__new(struct profview *pv, const struct pvreport_opts *o, struct pvr
 	a.fk = calloc(profview__nframes(pv) * 4 + 1, sizeof *a.fk);
 	u64map__init(&a.rowmap);
 	r = calloc(1, sizeof *r);
-	if (!a.fkt || !a.skt || !a.fk || !r || (rc = profview__intern(pv, "[unknown]", 9, &unknown)) ||
-	    /* frame parts id 0: none (rows keyed by the stack alone) */
-	    (rc = keytab__intern(a.fkt, "", 0, &nofk, NULL))) {
+	view = malloc(viewcap = 256);
+	if (!a.fkt || !a.skt || !a.fk || !r || !view) {
 		rc = -ENOMEM;
 		goto fail;
 	}
+	/* frame parts id 0: none (rows keyed by the stack alone) */
+	if ((rc = profview__intern(pv, "[unknown]", 9, &unknown)) ||
+	    (rc = keytab__intern(a.fkt, "", 0, &nofk, NULL)))
+		goto fail;
 	for (i = 0; i < ns; i++) {
 		struct stacktab_entry e;
 		const uint32_t *ids;
@@ -373,7 +376,8 @@ int pvreport__new(struct profview *pv, const struct pvreport_opts *o, struct pvr
 		a.rows[i].key = r->keys + bytes;
 		bytes += a.rows[i].keylen + 1;
 	}
-	qsort(a.rows, kept, sizeof *a.rows, o->children ? by_total : by_self);
+	if (kept)
+		qsort(a.rows, kept, sizeof *a.rows, o->children ? by_total : by_self);
 	r->rows = a.rows;
 	r->n = kept;
 	r->pv = pv;
@@ -521,6 +525,12 @@ int pvgraph__new(struct profview *pv, const struct pvreport_opts *o,
 		goto done;
 	}
 	g->pv = pv;
+	/* room from the start: the roots go in first */
+	if (!(g->nodes = calloc(1024, sizeof *g->nodes)) || !(g->sib = calloc(1024, sizeof *g->sib))) {
+		rc = -ENOMEM;
+		goto done;
+	}
+	g->cap = 1024;
 	/* rows that share a symbol (other commands, objects) share its tree:
 	 * uniq[id] is the root of want's id-th key */
 	if (!(uniq = calloc(n ? n : 1, sizeof *uniq))) {

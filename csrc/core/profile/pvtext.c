@@ -40,7 +40,7 @@ static void sb_grow(struct sbuf *b, size_t more)
 static void sb_put(struct sbuf *b, const char *s, size_t n)
 {
 	sb_grow(b, n);
-	if (b->err)
+	if (b->err || !b->p)
 		return;
 	memcpy(b->p + b->n, s, n);
 	b->n += n;
@@ -55,7 +55,7 @@ static void sb_str(struct sbuf *b, const char *s)
 static void sb_fill(struct sbuf *b, char c, size_t n)
 {
 	sb_grow(b, n);
-	if (b->err)
+	if (b->err || !b->p)
 		return;
 	memset(b->p + b->n, c, n);
 	b->n += n;
