@@ -111,6 +111,25 @@ static unsigned read_fields(lua_State *L, int t)
 	return mask;
 }
 
+/* Pushes the table at field k of t and counts its entries (*count);
+ * 0 and nothing pushed when the field is absent. */
+static int set_field(lua_State *L, int t, const char *k, size_t *count)
+{
+	lua_getfield(L, t, k);
+	if (lua_isnil(L, -1)) {
+		lua_pop(L, 1);
+		return 0;
+	}
+	luaL_checktype(L, -1, LUA_TTABLE);
+	*count = 0;
+	lua_pushnil(L);
+	while (lua_next(L, -2) != 0) {
+		++*count;
+		lua_pop(L, 1);
+	}
+	return 1;
+}
+
 /* The integer keys of the set at t into a new array (owned by a userdata
  * left on the stack); NULL when the option is absent. */
 static int32_t *int_set(lua_State *L, int t, const char *k, size_t *n)
@@ -118,21 +137,11 @@ static int32_t *int_set(lua_State *L, int t, const char *k, size_t *n)
 	int32_t *v;
 	size_t i = 0;
 
-	lua_getfield(L, t, k);
-	if (lua_isnil(L, -1)) {
-		lua_pop(L, 1);
-		*n = 0;
+	*n = 0;
+	if (!set_field(L, t, k, &i))
 		return NULL;
-	}
-	luaL_checktype(L, -1, LUA_TTABLE);
-	lua_pushnil(L);
-	while (lua_next(L, -2) != 0) {
-		i++;
-		lua_pop(L, 1);
-	}
 	v = lua_newuserdatauv(L, (i ? i : 1) * sizeof *v, 0);
 	lua_insert(L, -2);           /* the userdata stays below the set */
-	*n = 0;
 	lua_pushnil(L);
 	while (lua_next(L, -2) != 0) {
 		lua_Integer x = luaL_checkinteger(L, -2);
@@ -184,22 +193,12 @@ static const char **comm_set(lua_State *L, int t, size_t *n)
 	const char **v;
 	size_t i = 0;
 
-	lua_getfield(L, t, "comms");
-	if (lua_isnil(L, -1)) {
-		lua_pop(L, 1);
-		*n = 0;
+	*n = 0;
+	if (!set_field(L, t, "comms", &i))
 		return NULL;
-	}
-	luaL_checktype(L, -1, LUA_TTABLE);
-	lua_pushnil(L);
-	while (lua_next(L, -2) != 0) {
-		i++;
-		lua_pop(L, 1);
-	}
 	v = lua_newuserdatauv(L, (i ? i : 1) * sizeof *v, 0);
 	/* the set stays on the stack above its array: it keeps the names */
 	lua_insert(L, -2);
-	*n = 0;
 	lua_pushnil(L);
 	while (lua_next(L, -2) != 0) {
 		if (*n < i && lua_type(L, -2) == LUA_TSTRING && lua_toboolean(L, -1))

@@ -679,8 +679,6 @@ function M.open_view(path, opts)
     table.insert(meta.warnings, string.format("%d events recorded (%s): showing '%s'",
       #names, table.concat(names, ", "), want))
   end
-  -- the profile stays alive as long as the view (it reads its entries)
-  meta.profile = p
   return v, meta
 end
 

@@ -30,8 +30,6 @@ struct pvreport {
 	size_t n;
 	uint64_t total;
 	char *keys;                   /* the key strings, one block */
-	const struct profview *pv;
-	int children;
 };
 
 /* The value of a stack key for stack i. */
@@ -380,8 +378,6 @@ int pvreport__new(struct profview *pv, const struct pvreport_opts *o, struct pvr
 		qsort(a.rows, kept, sizeof *a.rows, o->children ? by_total : by_self);
 	r->rows = a.rows;
 	r->n = kept;
-	r->pv = pv;
-	r->children = o->children;
 	free(a.stamp);
 	free(view);
 	free(a.fk);

@@ -96,7 +96,7 @@ local function print_graph(out, root, total, minpct)
       local sub = prefix .. (last and " " or "|") .. string.rep(" ", 10)
       -- a chain continues without percentages while it does not split
       local n = c
-      while (n.nkids or #n.kids) == 1 and n.kids[1] and n.kids[1].w == n.w do
+      while #n.kids == 1 and n.kids[1].w == n.w do
         n = n.kids[1]
         line(sub .. n.name)
       end
@@ -104,11 +104,11 @@ local function print_graph(out, root, total, minpct)
     end
   end
   local top = root.kids
-  if (root.nkids or #top) == 1 and top[1] and top[1].w == root.w then
+  if #top == 1 and top[1].w == root.w then
     line("            |")
     line("            ---" .. top[1].name)
     local n = top[1]
-    while (n.nkids or #n.kids) == 1 and n.kids[1] and n.kids[1].w == n.w do
+    while #n.kids == 1 and n.kids[1].w == n.w do
       n = n.kids[1]
       line(string.rep(" ", 15) .. n.name)
     end
@@ -273,8 +273,7 @@ return function(args)
   put("#")
   local gtotal = o.percentage == "absolute" and rows.all or rows.total
   local gpct = o.percent_limit or 0.5
-  local gopts = { children = children, weight = o.weight, event = meta.view_event,
-    comm = o.comm, pid = o.pid, tid = o.tid, min = gtotal * gpct / 100 }
+  local gopts = { children = children, weight = o.weight, comm = o.comm, pid = o.pid, tid = o.tid }
   for _, r in ipairs(shown) do
     local vals = {}
     for j, c in ipairs(cols) do vals[j] = c.get(r) end
