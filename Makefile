@@ -6,6 +6,7 @@
 #   make demo             record the bundled workload, print the top, write flame.svg
 #   make bench            benchmarks (figures go to BENCHMARKS.md by hand)
 #   make deps             install the Debian packages the build and tests need
+#   make openresty        examples/openresty/run.sh start (make openresty-stop stops it)
 #   make dist             build/dist/luaperf-VERSION-1.src.rock (luarocks install takes it offline)
 
 LUA      ?= lua5.4
@@ -26,7 +27,7 @@ endif
 LUA_CFLAGS := $(shell $(PKG) --cflags $(LUA_PC) 2>/dev/null)
 SYS_PCS    := libelf libdw libzstd libtraceevent
 SYS_CFLAGS := $(shell $(PKG) --cflags $(SYS_PCS) 2>/dev/null)
-SYS_LIBS   := $(shell $(PKG) --libs $(SYS_PCS) 2>/dev/null) -lz -liberty
+SYS_LIBS   := $(shell $(PKG) --libs $(SYS_PCS) 2>/dev/null) -lz -liberty -lm
 # libiberty is a static archive: its symbols (xmalloc, ...) stay inside core.so
 LINK_HIDE  := -Wl,--exclude-libs,libiberty.a
 
@@ -38,7 +39,9 @@ SAN     ?=
 CFLAGS_ALL := -std=gnu11 $(OPT) $(SAN) -fPIC -fvisibility=hidden -D_GNU_SOURCE $(WARN) $(CFLAGS)
 
 CORE_SRC := $(sort $(wildcard csrc/core/*/*.c))
-BIND_SRC := $(sort $(wildcard csrc/lua/*.c))
+# The binding: one file per userdata type, a folder for a type too big for
+# one (csrc/lua/luaprofile/: one file a stage, sharing luaprofile/lprof.h).
+BIND_SRC := $(sort $(wildcard csrc/lua/*.c csrc/lua/*/*.c))
 CORE_OBJ := $(patsubst csrc/core/%.c,$(OUT)/obj/core/%.o,$(CORE_SRC))
 BIND_OBJ := $(patsubst csrc/lua/%.c,$(OUT)/obj/lua/%.o,$(BIND_SRC))
 MODULE   := $(OUT)/perf/core.so
@@ -51,11 +54,11 @@ all: $(MODULE)
 
 # The core is plain C: it never sees a Lua header.  One folder a stage of
 # the pipeline (csrc/core/README.md); includes name the stage ("sample/ring.h").
-$(OUT)/obj/core/%.o: csrc/core/%.c $(wildcard csrc/core/*/*.h)
+$(OUT)/obj/core/%.o: csrc/core/%.c $(wildcard csrc/core/*/*.h csrc/core/*/*.inc)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(SYS_CFLAGS) -Icsrc/core -c $< -o $@
 
-$(OUT)/obj/lua/%.o: csrc/lua/%.c $(wildcard csrc/lua/*.h csrc/core/*/*.h csrc/include/*.h)
+$(OUT)/obj/lua/%.o: csrc/lua/%.c $(wildcard csrc/lua/*.h csrc/lua/*/*.h csrc/core/*/*.h csrc/include/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(LUA_CFLAGS) $(SYS_CFLAGS) -Icsrc/core -Icsrc/lua -Icsrc/include -c $< -o $@
 
@@ -94,6 +97,13 @@ build/embed/embed: examples/embed/embed.c csrc/include/luaperf.h build/perf/core
 
 deps:
 	sh .ci/deps.sh
+
+# examples/openresty: nginx + its Lua module on 127.0.0.1 (PORT, WORKERS, PREFIX).
+.PHONY: openresty openresty-stop
+openresty:
+	sh examples/openresty/run.sh start
+openresty-stop:
+	sh examples/openresty/run.sh stop
 
 test: 
 	$(MAKE) LUA=lua5.4 all check-exports

@@ -7,7 +7,7 @@ set -e
 PKGS="build-essential pkg-config lua5.4 liblua5.4-dev luajit2 libluajit2-5.1-dev
 lua5.1 liblua5.1-0-dev lua-busted luarocks libelf-dev libdw-dev zlib1g-dev
 libzstd-dev libtraceevent-dev libiberty-dev linux-perf binutils elfutils util-linux
-procps
+procps tmux bc
 clang libclang-rt-14-dev valgrind cppcheck clang-tidy
 chromium chromium-driver golang-go libxml2-utils python3
 nginx libnginx-mod-http-lua curl libc6-dbg wrk"

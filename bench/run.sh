@@ -12,3 +12,6 @@ sh bench/perfdata.sh
 sh bench/dwarf_cli.sh
 sh bench/record_overhead.sh
 sh bench/report_scale.sh
+sh bench/query_scale.sh
+sh bench/offcpu.sh
+sh bench/trace.sh

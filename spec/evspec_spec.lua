@@ -255,8 +255,27 @@ describe("perf.parse", function()
       .. "perf.list('cpu-*') shows the matching events", "EINVAL" },
     { "cycles,instructions", "',' in 'cycles,instructions': one event per spec "
       .. "(split a list first: perf.split, evspec__split)", "EINVAL" },
-    { "{cycles,instructions}", "event groups '{...}' are not parsed here "
-      .. "('{cycles,instructions}'); pass the events to perf.group{...}", "EINVAL" },
+    -- perf's group syntax: malformed groups say what is wrong with them.
+    { "{task-clock,page-faults", "missing '}' in group '{task-clock,page-faults'", "EINVAL" },
+    { "{}", "empty group '{}' in '{}'", "EINVAL" },
+    { "{}:u", "empty group '{}' in '{}:u'", "EINVAL" },
+    { "{task-clock,{cs}}", "nested '{' at offset 12 in '{task-clock,{cs}}': groups do not nest",
+      "EINVAL" },
+    { "{task-clock,}", "empty event in group '{task-clock,}'", "EINVAL" },
+    { "{,cs}", "empty event in group '{,cs}'", "EINVAL" },
+    { "{cs}x", "unexpected 'x' after '}' in group '{cs}x' (a group ends with '}' or '}:mods')",
+      "EINVAL" },
+    { "{cs}}", "unexpected '}' after '}' in group '{cs}}' (a group ends with '}' or '}:mods')",
+      "EINVAL" },
+    { "{cs}:", "missing modifier after ':' in group '{cs}:'", "EINVAL" },
+    { "{cs}:q", "unknown modifier 'q' (modifiers: u k h G H I p P D e S) (in group '{cs}:q')",
+      "EINVAL" },
+    { "{cs,nosuch}", "unknown event 'nosuch' (luaperf list, or perf.list(), shows the events "
+      .. "here) (in group '{cs,nosuch}')", "ENOENT" },
+    { "cs}", "unexpected '}' at offset 2 in 'cs}' (a group is {ev1,ev2,...} or "
+      .. "{ev1,ev2,...}:mods)", "EINVAL" },
+    { "cs{", "unexpected '{' at offset 2 in 'cs{' (a group is {ev1,ev2,...} or "
+      .. "{ev1,ev2,...}:mods)", "EINVAL" },
     { "cycles instructions", "unexpected space at offset 6 in 'cycles instructions'", "EINVAL" },
     { "cycles\t", "unexpected character at offset 6 in 'cycles\t'", "EINVAL" },
     { "cycles\0:u", "event spec contains a NUL byte", "EINVAL" },

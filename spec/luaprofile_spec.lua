@@ -296,7 +296,8 @@ local p = prof:stop()
 local st = prof:stats()
 prof:close()
 print("samples=" .. p:total(), "signals=" .. tonumber(p:meta().signals),
-  "lost=" .. p:meta().lost, "work=" .. share(p, "^%[Lua%] work "),
+  "lost=" .. p:meta().lost, "unattributed=" .. tonumber(p:meta().unattributed),
+  "work=" .. share(p, "^%[Lua%] work "),
   "ref_work=" .. 100 * spent.work / (spent.work + spent.rep))
 print("hook=" .. tostring(debug.gethook()))
 print(p:folded())

@@ -15,22 +15,14 @@ local dir, data
 setup(function()
   dir = util.tmpdir()
   data = dir .. "/mixed.data"
-  local out, ok = util.perf("record -q -g -F 2999 -o " .. data .. " -- sh -c " .. util.q(
-    "python3 -c 'import json; print(sum(len(json.dumps(list(range(i % 300)))) for i in range(20000)))'; " ..
-    "build/progs/shaped 300; ls -lR /usr/lib > /dev/null") .. " > /dev/null 2>&1")
+  local out, ok = util.record_mixed(data)
   assert(ok, out)
 end)
 teardown(function() util.sh("rm -rf " .. util.q(dir)) end)
 
-local corpus = "../shared/perfdata-corpus/"
 local function files()
-  local list = { data }
-  for _, name in ipairs({ "perf.data.callgraph-3.4", "perf.data.systemwide.5-3.8",
-                          "perf.data.busy.1-3.8", "perf.data.armv7-3.4" }) do
-    local f = io.open(corpus .. name, "rb")
-    if f then f:close(); list[#list + 1] = corpus .. name end
-  end
-  return list
+  return util.with_corpus(data, { "perf.data.callgraph-3.4", "perf.data.systemwide.5-3.8",
+                          "perf.data.busy.1-3.8", "perf.data.armv7-3.4" })
 end
 
 -- the file's profile, its symbolizer, its view and the Lua stack list

@@ -30,7 +30,9 @@ local function assert_same(a_text, b_text, what)
   local a, b = lines(a_text), lines(b_text)
   assert.are.equal(#b, #a, what .. ": line count")
   for i = 1, #b do
-    assert.are.equal(b[i], a[i], what .. ", line " .. i)
+    if not util.same_line_as_perf(a[i], b[i]) then
+      assert.are.equal(b[i], a[i], what .. ", line " .. i)
+    end
   end
   return #b
 end

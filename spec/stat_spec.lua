@@ -85,7 +85,9 @@ describe("perf.stat", function()
     local ref = perf_csv("-e context-switches -- " .. pcmd(argv))["context-switches"].value
     local res = assert(perf.stat{ events = "context-switches", run = argv })
     local v = res.events["context-switches"].value
-    assert.is_true(v >= k, tostring(v))
+    -- a nap whose timer expires before the thread gets to schedule()
+    -- returns without a switch (seen once in 200 under ASan)
+    assert.is_true(v >= k * 0.95, tostring(v))
     assert.is_true(within(v, ref, 0.05, 5), ("luaperf %d, perf %d"):format(v, ref))
   end)
 

@@ -515,6 +515,14 @@ describe("symbolizer", function()
       assert.are.equal("appended_later", assert(sym:resolve(pid, 0x7f0000002004)).name)
     end)
 
+    it("rereads a map renamed over the old one, even a smaller one (perf.jitmap's rewrite)", function()
+      write_map("7f0000001000 100 flushed_trace_with_a_long_name\n")
+      assert.are.equal("flushed_trace_with_a_long_name", assert(sym:resolve(pid, 0x7f0000001010)).name)
+      util.write(map .. ".new", "7f0000003000 40 new\n")
+      assert(os.rename(map .. ".new", map))
+      assert.are.equal("new", assert(sym:resolve(pid, 0x7f0000003004)).name)
+    end)
+
     it("ignores a map owned by another user", function()
       if not util.is_root() then pending("needs root to chown") return end
       write_map("7f0000001000 100 planted\n")

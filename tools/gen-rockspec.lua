@@ -1,10 +1,11 @@
 -- Writes the rockspecs from the tree: luaperf-scm-1.rockspec (luarocks
 -- make in a checkout) and luaperf-VERSION-1.rockspec (the release: its
 -- source is the tarball `make dist` packs into the source rock), VERSION
--- being LUAPERF_VERSION of csrc/lua/binding.h.  Every csrc/core/*/*.c and
--- csrc/lua/*.c goes into perf.core, every lua/perf/**.lua becomes a
--- module.  Rockspecs are loaded in a sandbox (no io, no os), so the
--- source list cannot be globbed there; regenerate instead:
+-- being LUAPERF_VERSION of csrc/lua/binding.h.  Every csrc/core/*/*.c,
+-- csrc/lua/*.c and csrc/lua/*/*.c goes into perf.core, every
+-- lua/perf/**.lua becomes a module.  Rockspecs are loaded in a sandbox
+-- (no io, no os), so the source list cannot be globbed there; regenerate
+-- instead:
 --
 --   lua5.4 tools/gen-rockspec.lua            (from the repository root)
 --   lua5.4 tools/gen-rockspec.lua --check    (exit 1 when out of date)
@@ -22,7 +23,7 @@ local function lines(cmd)
   return out
 end
 
-local csrc = lines("ls csrc/core/*/*.c csrc/lua/*.c 2>/dev/null")
+local csrc = lines("ls csrc/core/*/*.c csrc/lua/*.c csrc/lua/*/*.c 2>/dev/null")
 local luafiles = lines("find lua/perf -name '*.lua' 2>/dev/null")
 assert(#csrc > 0 and #luafiles > 0, "run from the repository root")
 

@@ -4,7 +4,7 @@
  * native frames in one stack, without require and without Lua code on the
  * host's side.
  *
- *   luaperf_profiler *p = luaperf_profiler_new(L, NULL);
+ *   luaperf_profiler *p = luaperf_profiler_new(L, NULL, err, sizeof err);
  *   luaperf_profiler_start(p);
  *   while (running) { update(L); render(); luaperf_profiler_frame(p); }
  *   luaperf_profiler_stop(p);
@@ -46,6 +46,12 @@ typedef struct luaperf_profiler_options {
 LUAPERF_API luaperf_profiler *luaperf_profiler_new(struct lua_State *L,
 						  const luaperf_profiler_options *opts,
 						  char *err, size_t errlen);
+/* The same with perf.luaprofile's options as a Lua table constructor,
+ * every option there included: "{ freq = 999, wait = true, alloc = 262144 }"
+ * (wait time, allocation sampling, frame_profiles, counters, ...); read as
+ * data, in an empty environment.  NULL: the defaults. */
+LUAPERF_API luaperf_profiler *luaperf_profiler_new_lua(struct lua_State *L, const char *options,
+						      char *err, size_t errlen);
 /* Starts sampling; 0 or -1. */
 LUAPERF_API int luaperf_profiler_start(luaperf_profiler *p);
 /* Ends a frame of the host's loop (and starts the next); the frame count or -1. */
@@ -57,6 +63,15 @@ LUAPERF_API long luaperf_profiler_stop(luaperf_profiler *p);
  * space and the count) or as a flame graph (SVG); malloc'd, free() it. */
 LUAPERF_API char *luaperf_profiler_folded(luaperf_profiler *p);
 LUAPERF_API char *luaperf_profiler_flamegraph(luaperf_profiler *p, const char *title);
+/* The same folded stacks weighted by "samples", "wait" (ns), "alloc" or
+ * "live" (bytes); NULL weight: samples. */
+LUAPERF_API char *luaperf_profiler_folded_by(luaperf_profiler *p, const char *weight);
+/* The rank-th slowest frame of the kept profile (1: the slowest): its
+ * index and duration in ns (either pointer may be NULL) and its own profile
+ * as folded stacks (malloc'd; free() it).  NULL when there is no such
+ * frame or it kept no profile (see luaperf_profiler_error). */
+LUAPERF_API char *luaperf_profiler_slowest(luaperf_profiler *p, int rank, long *index,
+					   unsigned long long *duration_ns);
 /* The frames marked since start, as of the last stop, and their total
  * duration in nanoseconds (NULL: not wanted); -1 on failure. */
 LUAPERF_API long luaperf_profiler_frames(luaperf_profiler *p, unsigned long long *total_ns);

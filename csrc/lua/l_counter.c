@@ -10,6 +10,7 @@
 #include "binding.h"
 #include "count/counter.h"
 #include "event/errmsg.h"
+#include "event/evgroup.h"
 #include "event/evspec.h"
 #include "sample/workload.h"
 
@@ -231,12 +232,27 @@ static int lcounter_close(lua_State *L)
 }
 
 /*
- * Parses specs (strings on the stack at first..first+n-1) and opens them.
- * The userdata at ud owns every buffer (lua-allocated), so raising here
- * leaks nothing; the core's fds exist only once counter__open succeeded.
+ * Parses spec into m (a userdata the caller keeps on the stack); returns 0
+ * or pushes nil, message, errno and returns their count.
  */
-static int open_counter(lua_State *L, int ud, int first, size_t n, int group,
-			const struct open_opts *o)
+static int parse_one(lua_State *L, const char *spec, struct lperf_member *m)
+{
+	char err[512];
+	int r = evspec__parse(spec, &m->ev, err, sizeof err);
+
+	if (r < 0)
+		return lperf_fail(L, err, -r);
+	snprintf(m->text, sizeof m->text, "%s", spec);
+	return 0;
+}
+
+/*
+ * Opens the parsed events m[0..n-1].  The userdata at ud owns every
+ * buffer (lua-allocated), so raising here leaks nothing; the core's fds
+ * exist only once counter__open_on succeeded.
+ */
+static int open_counter(lua_State *L, int ud, const struct lperf_member *m, size_t n,
+			int group, const struct open_opts *o)
 {
 	struct lcounter *lc = lua_touserdata(L, ud);
 	struct perf_event_attr *attrs;
@@ -248,23 +264,21 @@ static int open_counter(lua_State *L, int ud, int first, size_t n, int group,
 	attrs = lua_newuserdatauv(L, n * sizeof *attrs, 0);
 	memset(attrs, 0, n * sizeof *attrs);
 	for (i = 0; i < n; i++) {
-		const char *spec = lua_tostring(L, first + (int)i);
-		struct evspec ev;
-
-		memset(&ev, 0, sizeof ev);
-		r = evspec__parse(spec, &ev, err, sizeof err);
-		if (r < 0) {
-			lua_pop(L, 1);
-			return lperf_fail(L, err, -r);
-		}
-		attrs[i] = ev.attr;
+		attrs[i] = m[i].ev.attr;
 		/* :P asks for the best precision that opens; counting has no
 		 * skid to reduce, so the lowest level (0) always qualifies. */
-		if (ev.precise_max)
+		if (m[i].ev.precise_max)
 			attrs[i].precise_ip = 0;
 		apply_opts(&attrs[i], o, i == 0);
-		snprintf(lc->names[i], EVSPEC_NAME_MAX, "%s", ev.name[0] ? ev.name : spec);
-		snprintf(lc->specs[i], EVSPEC_NAME_MAX, "%s", spec);
+		/* A probe's attr points at its path (config1) in our memory: the
+		 * kernel reads it again in every task that forks with the event
+		 * inherited, and after an exec it is not there, so the fork fails.
+		 * Probes count the task they are opened on. */
+		if (m[i].ev.kind == EVSPEC_UPROBE || m[i].ev.kind == EVSPEC_KPROBE)
+			attrs[i].inherit = 0;
+		snprintf(lc->names[i], EVSPEC_NAME_MAX, "%s",
+			 m[i].ev.name[0] ? m[i].ev.name : m[i].text);
+		snprintf(lc->specs[i], EVSPEC_NAME_MAX, "%s", m[i].text);
 	}
 	r = counter__open_on(attrs, n, group, o->pids, o->npids, o->cpus, o->ncpus,
 			     &lc->c, &fail);
@@ -314,47 +328,85 @@ static struct lcounter *new_lcounter(lua_State *L, size_t n, int group)
 /* perf.counter(spec [, opts]) */
 static int l_counter(lua_State *L)
 {
+	struct lperf_member *m;
 	struct open_opts o;
-	int ud;
+	int ud, r;
 
 	if (lua_type(L, 1) != LUA_TSTRING)
 		return luaL_argerror(L, 1, "expected an event spec string");
 	if (!lua_isnoneornil(L, 2))
 		luaL_checktype(L, 2, LUA_TTABLE);
 	read_opts(L, lua_istable(L, 2) ? 2 : 0, &o);
+	m = lua_newuserdatauv(L, sizeof *m, 0);
+	if ((r = parse_one(L, lua_tostring(L, 1), m)) != 0)
+		return r;
 	new_lcounter(L, 1, 0);
 	ud = lua_gettop(L);
-	return open_counter(L, ud, 1, 1, 0, &o);
+	return open_counter(L, ud, m, 1, 0, &o);
 }
 
-/* perf.group{spec1, spec2, ... [, pid=, cpu=, ...]} or perf.group(specs, opts) */
+/*
+ * perf.group{spec1, spec2, ... [, pid=, cpu=, ...]}, perf.group(specs, opts),
+ * or perf's group syntax as the only spec: perf.group("{a,b}:u" [, opts]),
+ * perf.group{"{a,b}:u", ...opts}.
+ */
 static int l_group(lua_State *L)
 {
+	struct lperf_member *m;
 	struct open_opts o;
 	size_t n, i;
-	int ud, first;
+	int ud, r;
 
-	luaL_checktype(L, 1, LUA_TTABLE);
+	if (lua_type(L, 1) != LUA_TSTRING)
+		luaL_checktype(L, 1, LUA_TTABLE);
 	if (!lua_isnoneornil(L, 2))
 		luaL_checktype(L, 2, LUA_TTABLE);
-	n = (size_t)lua_rawlen(L, 1);
+	lua_settop(L, 2);
+	n = lua_istable(L, 1) ? (size_t)lua_rawlen(L, 1) : 1;
 	if (n == 0)
 		return luaL_argerror(L, 1, "a group needs at least one event spec");
 	if (n > GROUP_MAX)
 		return luaL_argerror(L, 1, "too many events in one group");
-	lua_settop(L, 2);
-	read_opts(L, lua_istable(L, 2) ? 2 : 1, &o);
-	luaL_checkstack(L, (int)n + 8, "too many events");
-	first = lua_gettop(L) + 1;
-	for (i = 1; i <= n; i++) {
-		lua_rawgeti(L, 1, (lua_Integer)i);
-		if (lua_type(L, -1) != LUA_TSTRING)
-			return luaL_error(L, "group event %d must be a spec string, got %s",
-					  (int)i, luaL_typename(L, -1));
+	read_opts(L, lua_istable(L, 2) ? 2 : (lua_istable(L, 1) ? 1 : 0), &o);
+	if (lua_istable(L, 1)) {
+		for (i = 1; i <= n; i++) {
+			lua_rawgeti(L, 1, (lua_Integer)i);
+			if (lua_type(L, -1) != LUA_TSTRING)
+				return luaL_error(L, "group event %d must be a spec string, got %s",
+						  (int)i, luaL_typename(L, -1));
+			if (evgroup__is_group(lua_tostring(L, -1)) && n > 1)
+				return luaL_error(L, "group event %d is a group ('%s'): a group "
+						  "spec must be perf.group's only event", (int)i,
+						  lua_tostring(L, -1));
+			lua_pop(L, 1);
+		}
+		lua_rawgeti(L, 1, 1);
+	} else {
+		lua_pushvalue(L, 1);
+	}
+	/* The first spec is on top: a group spec expands into its members. */
+	if (evgroup__is_group(lua_tostring(L, -1))) {
+		char err[512];
+		int k = lperf_parse_group(L, lua_tostring(L, -1), &m, err, sizeof err);
+		if (k < 0)
+			return lperf_fail(L, err, -k);
+		n = (size_t)k;
+	} else {
+		m = lua_newuserdatauv(L, n * sizeof *m, 0);
+		for (i = 0; i < n; i++) {
+			if (lua_istable(L, 1))
+				lua_rawgeti(L, 1, (lua_Integer)i + 1);
+			else
+				lua_pushvalue(L, 1);
+			r = parse_one(L, lua_tostring(L, -1), &m[i]);
+			if (r != 0)
+				return r;
+			lua_pop(L, 1);
+		}
 	}
 	new_lcounter(L, n, 1);
 	ud = lua_gettop(L);
-	return open_counter(L, ud, first, n, 1, &o);
+	return open_counter(L, ud, m, n, 1, &o);
 }
 
 static int result_ok(lua_State *L, int r)

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "event/evcatalog.h"
+#include "event/evgroup.h"
 #include "event/evspec.h"
 #include "binding.h"
 
@@ -24,6 +25,17 @@ void lperf_push_evspec(lua_State *L, const struct evspec *ev)
 		lperf_setu64(L, "bp_addr", a->bp_addr);
 		lperf_setu64(L, "bp_len", a->bp_len);
 	}
+	if (ev->kind == EVSPEC_UPROBE || ev->kind == EVSPEC_KPROBE) {
+		lua_createtable(L, 0, 5);
+		if (ev->probe.path != NULL)
+			lperf_setstr(L, "path", ev->probe.path);
+		lperf_setstr(L, "func", ev->probe.func);
+		lperf_setu64(L, "offset", ev->probe.offset);
+		if (!ev->probe.kernel)
+			lperf_setu64(L, "addr", ev->probe.addr);
+		lperf_setbool(L, "ret", ev->probe.ret);
+		lua_setfield(L, -2, "probe");
+	}
 	if (a->freq)
 		lperf_setu64(L, "sample_freq", a->sample_freq);
 	else if (a->sample_period != 0)
@@ -43,6 +55,61 @@ void lperf_push_evspec(lua_State *L, const struct evspec *ev)
 	lperf_setbool(L, "exclusive", a->exclusive);
 }
 
+/* Copies each member out of the parse; no Lua call while it runs. */
+static int keep_member(void *arg, size_t idx, const char *text, const struct evspec *ev)
+{
+	struct lperf_member *m = (struct lperf_member *)arg + idx;
+
+	m->ev = *ev;
+	snprintf(m->text, sizeof m->text, "%s", text);
+	return 0;
+}
+
+int lperf_parse_group(lua_State *L, const char *spec, struct lperf_member **out,
+		      char *err, size_t errlen)
+{
+	struct lperf_member *m;
+	int n = evgroup__parse(spec, NULL, NULL, err, errlen);
+
+	if (n <= 0)
+		return n < 0 ? n : -EINVAL;
+	m = lua_newuserdatauv(L, (size_t)n * sizeof *m, 0);
+	memset(m, 0, (size_t)n * sizeof *m);
+	n = evgroup__parse(spec, keep_member, m, err, errlen);
+	if (n <= 0) {
+		lua_pop(L, 1);
+		return n < 0 ? n : -EINVAL;
+	}
+	*out = m;
+	return n;
+}
+
+/* perf.parse("{a,b}:mods") -> { group=true, name=, mods=, sample_read=,
+ * [i] = a member's attr table with its spec as written } */
+static int parse_group(lua_State *L, const char *spec)
+{
+	struct lperf_member *m;
+	const char *close = strchr(spec, '}');
+	char err[512];
+	int n, i;
+
+	n = lperf_parse_group(L, spec, &m, err, sizeof err);
+	if (n < 0)
+		return lperf_fail(L, err, -n);
+	lua_createtable(L, n, 5);
+	lperf_setbool(L, "group", 1);
+	lperf_setstr(L, "name", spec);
+	lperf_setstr(L, "mods", close != NULL && close[1] == ':' ? close + 2 : "");
+	lperf_setbool(L, "sample_read", m[0].ev.sample_read);
+	lperf_setint(L, "members", n);
+	for (i = 0; i < n; i++) {
+		lperf_push_evspec(L, &m[i].ev);
+		lperf_setstr(L, "spec", m[i].text);
+		lua_rawseti(L, -2, i + 1);
+	}
+	return 1;
+}
+
 static int l_parse(lua_State *L)
 {
 	size_t len;
@@ -53,6 +120,8 @@ static int l_parse(lua_State *L)
 
 	if (strlen(spec) != len)
 		return lperf_fail(L, "event spec contains a NUL byte", EINVAL);
+	if (evgroup__is_group(spec))
+		return parse_group(L, spec);
 	/* The struct is large for a C stack frame in a binding; GC-owned. */
 	ev = lua_newuserdatauv(L, sizeof *ev, 0);
 	rc = evspec__parse(spec, ev, err, sizeof err);

@@ -856,7 +856,7 @@ static int comm_to_table(void *arg, uint32_t pid, uint32_t tid, const char *comm
 /* f:profile{symbolizer=, comms=, mark_truncated=, thread_comms=, max_stack=,
  *            progress = function(done, total)} -> profile, info
  * (max_stack = N: each stack's N addresses nearest the leaf, perf's
- * --max-stack)
+ * --max-stack; frames = false: none, the samples of a thread summed)
  * (perfdata__profile: the core builds it).  Without a symbolizer, one made
  * here serves the file (p:symbolizer()); symbolizer = false: none. */
 static int file_profile(lua_State *L)
@@ -917,6 +917,26 @@ static int file_profile(lua_State *L)
 		if (depth < 0)
 			return luaL_error(L, "f:profile: max_stack must be >= 0");
 		stacktab__set_max_depth(st, (unsigned)depth);
+		stacktab__set_frames(st, lperf_optfield_bool(L, 2, "frames", 1));
+		lua_getfield(L, 2, "split");
+		if (!lua_isnil(L, -1)) {
+			const char *how = luaL_checkstring(L, -1);
+			double b = 0;
+			if (!strcmp(how, "time")) {
+				lua_getfield(L, 2, "bucket");
+				b = luaL_checknumber(L, -1) * 1e9;
+				lua_pop(L, 1);
+				if (!(b >= 1 && b < 1e18))
+					return luaL_error(L, "f:profile: bucket must be a positive "
+							  "number of seconds");
+			} else if (strcmp(how, "cpu")) {
+				return luaL_error(L, "f:profile: split must be 'cpu' or 'time', "
+						  "got '%s'", how);
+			}
+			stacktab__set_split(st, b > 0 ? STACKTAB_SPLIT_TIME : STACKTAB_SPLIT_CPU,
+					    (uint64_t)b);
+		}
+		lua_pop(L, 1);
 	}
 	f->gen++;
 	e = perfdata__profile(f->pd, &o, st, &stats, err, sizeof err);
@@ -930,6 +950,8 @@ static int file_profile(lua_State *L)
 	lperf_setu64(L, "truncated", stats.unwind.truncated);
 	lperf_setu64(L, "failed", stats.unwind.failed);
 	lperf_setu64(L, "frames", stats.unwind.frames);
+	if (stacktab__split(st, NULL) == STACKTAB_SPLIT_TIME)
+		lperf_setu64(L, "origin", stacktab__split_origin(st));
 	return 2;
 }
 
@@ -1194,5 +1216,7 @@ void lperf_open_file(lua_State *L)
 	lua_pop(L, 1);
 	lua_pushcfunction(L, l_open);
 	lua_setfield(L, -2, "open");
+	/* perf.core.File: the methods table, which lua/perf/query.lua extends */
+	lperf_exportclass(L, -1, FILE_T, "File");
 	open_writer(L);
 }

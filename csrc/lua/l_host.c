@@ -18,13 +18,14 @@ struct luaperf_profiler {
 	char err[512];
 };
 
-enum host_what { OP_NEW, OP_START, OP_FRAME, OP_STOP, OP_FOLDED, OP_FLAME, OP_FRAMES, OP_DELETE };
+enum host_what { OP_NEW, OP_START, OP_FRAME, OP_STOP, OP_FOLDED, OP_FLAME, OP_FRAMES,
+		 OP_SLOWEST, OP_DELETE };
 
 struct host_op {
 	luaperf_profiler *p;
 	enum host_what what;
 	const luaperf_profiler_options *opts;
-	const char *title;
+	const char *title;   /* OP_FLAME's title, OP_FOLDED's weight, OP_NEW's options text */
 	char *text;          /* out: malloc'd */
 	long n;
 	unsigned long long total;
@@ -45,6 +46,24 @@ static void push_require(lua_State *L, const char *name)
 	lua_call(L, 1, 1);
 	lua_replace(L, -3);
 	lua_pop(L, 1);
+}
+
+/* The table the Lua constructor text makes, evaluated with no globals. */
+static void push_options(lua_State *L, const char *text)
+{
+	lua_pushfstring(L, "return %s", text);
+	if (luaL_loadbuffer(L, lua_tostring(L, -1), lua_rawlen(L, -1), "=options") != LUA_OK)
+		lua_error(L);
+	lua_newtable(L);
+#if LUA_VERSION_NUM >= 502
+	lua_setupvalue(L, -2, 1);
+#else
+	lua_setfenv(L, -2);
+#endif
+	lua_call(L, 0, 1);
+	if (!lua_istable(L, -1))
+		luaL_error(L, "options must be a table constructor ({ wait = true, ... })");
+	lua_remove(L, -2);
 }
 
 /* Calls obj:name(...) with the nargs values on top; leaves nres results. */
@@ -84,7 +103,11 @@ static int host_step(lua_State *L)
 		const luaperf_profiler_options *o = op->opts;
 		push_require(L, "perf");
 		lua_getfield(L, -1, "luaprofile");
-		lua_createtable(L, 0, 3);
+		if (op->title != NULL) {
+			push_options(L, op->title);
+		} else {
+			lua_createtable(L, 0, 3);
+		}
 		if (o != NULL && o->freq > 0) {
 			lua_pushinteger(L, o->freq);
 			lua_setfield(L, -2, "freq");
@@ -122,7 +145,32 @@ static int host_step(lua_State *L)
 		op->n = (long)lua_tointeger(L, -1);
 		break;
 	case OP_FOLDED:
-		call_method(L, p->result, "folded", 0, 1);
+		lua_createtable(L, 0, 1);
+		if (op->title != NULL) {
+			lua_pushstring(L, op->title);
+			lua_setfield(L, -2, "weight");
+		}
+		call_method(L, p->result, "folded", 1, 1);
+		op->text = copy_top(L);
+		break;
+	case OP_SLOWEST:
+		lua_createtable(L, 0, 1);
+		lua_pushinteger(L, op->n);
+		lua_setfield(L, -2, "slowest");
+		call_method(L, p->result, "frames", 1, 1);
+		lua_rawgeti(L, -1, (int)op->n);
+		if (!lua_istable(L, -1))
+			luaL_error(L, "no frame of rank %d", (int)op->n);
+		lua_getfield(L, -1, "index");
+		lua_getfield(L, -2, "duration");
+		op->n = (long)lua_tointeger(L, -2);
+		op->total = (unsigned long long)lua_tonumber(L, -1);
+		lua_getfield(L, -3, "profile");
+		if (lua_isnil(L, -1))
+			luaL_error(L, "frame %d kept no profile (raise frame_profiles)", (int)op->n);
+		lua_getfield(L, -1, "folded");
+		lua_insert(L, -2);
+		lua_call(L, 1, 1);
 		op->text = copy_top(L);
 		break;
 	case OP_FLAME:
@@ -181,8 +229,8 @@ static int run(luaperf_profiler *p, struct host_op *op)
 	return rc == LUA_OK ? 0 : -1;
 }
 
-luaperf_profiler *luaperf_profiler_new(lua_State *L, const luaperf_profiler_options *opts,
-				       char *err, size_t errlen)
+static luaperf_profiler *profiler_new(lua_State *L, const luaperf_profiler_options *opts,
+				      const char *text, char *err, size_t errlen)
 {
 	struct host_op op = { 0 };
 	luaperf_profiler *p = calloc(1, sizeof *p);
@@ -195,6 +243,7 @@ luaperf_profiler *luaperf_profiler_new(lua_State *L, const luaperf_profiler_opti
 	p->ref = p->result = LUA_NOREF;
 	op.what = OP_NEW;
 	op.opts = opts;
+	op.title = text;
 	if (run(p, &op) < 0) {
 		if (errlen > 0)
 			snprintf(err, errlen, "%s", p->err);
@@ -202,6 +251,18 @@ luaperf_profiler *luaperf_profiler_new(lua_State *L, const luaperf_profiler_opti
 		return NULL;
 	}
 	return p;
+}
+
+luaperf_profiler *luaperf_profiler_new(lua_State *L, const luaperf_profiler_options *opts,
+				       char *err, size_t errlen)
+{
+	return profiler_new(L, opts, NULL, err, errlen);
+}
+
+luaperf_profiler *luaperf_profiler_new_lua(lua_State *L, const char *options, char *err,
+					   size_t errlen)
+{
+	return profiler_new(L, NULL, options, err, errlen);
 }
 
 int luaperf_profiler_start(luaperf_profiler *p)
@@ -230,6 +291,33 @@ char *luaperf_profiler_folded(luaperf_profiler *p)
 	struct host_op op = { 0 };
 	op.what = OP_FOLDED;
 	return run(p, &op) < 0 ? NULL : op.text;
+}
+
+char *luaperf_profiler_folded_by(luaperf_profiler *p, const char *weight)
+{
+	struct host_op op = { 0 };
+	op.what = OP_FOLDED;
+	op.title = weight;
+	return run(p, &op) < 0 ? NULL : op.text;
+}
+
+char *luaperf_profiler_slowest(luaperf_profiler *p, int rank, long *index,
+			       unsigned long long *duration_ns)
+{
+	struct host_op op = { 0 };
+	op.what = OP_SLOWEST;
+	op.n = rank;
+	if (rank < 1) {
+		snprintf(p->err, sizeof p->err, "rank must be 1 or more");
+		return NULL;
+	}
+	if (run(p, &op) < 0)
+		return NULL;
+	if (index != NULL)
+		*index = op.n;
+	if (duration_ns != NULL)
+		*duration_ns = op.total;
+	return op.text;
 }
 
 char *luaperf_profiler_flamegraph(luaperf_profiler *p, const char *title)

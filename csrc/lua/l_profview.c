@@ -7,7 +7,8 @@
  *   v = p:view{ symbolizer=, lines=, inline=, truncated_marks=, frames= }
  *   v:summary([event])   -> { events = {names in order}, samples=, period=,
  *                             stacks=, has_chains=, comm_width= }
- *   v:report{ by = {"comm","dso","sym",...}, children=, weight="period"|"samples",
+ *   v:report{ by = {"comm","dso","sym","srcline","parent",...}, parent = regex,
+ *             children=, weight="period"|"samples",
  *             percentage="absolute"|"relative", event=, comm=, pid=, tid=,
  *             dso= pattern, sym= pattern }
  *       -> { {key=, self=, total=, samples=, self_pct=, total_pct=, sym=, dso=,
@@ -30,11 +31,13 @@
  * path and label.  The view holds its profile (which must stay open).
  */
 #include <errno.h>
+#include <regex.h>
 #include <stdlib.h>
 #include <string.h>
 #include "base/keytab.h"
 #include "binding.h"
 #include "profile/profview.h"
+#include "profile/pvflame.h"
 #include "profile/pvfolded.h"
 #include "profile/pvreport.h"
 #include "profile/pvtext.h"
@@ -260,6 +263,12 @@ static const uint8_t *keep_mask(lua_State *L, struct profview *pv, int t, int le
 		}
 		keep[i] = (uint8_t)k;
 	}
+	lua_getfield(L, t, "where");
+	if (!lua_isnil(L, -1)) {
+		lperf_where_mask(L, pv, -1, keep);
+		any = 1;
+	}
+	lua_pop(L, 1);
 	/* leave only the mask on the stack */
 	lua_replace(L, top + 1);
 	lua_settop(L, top + 1);
@@ -361,7 +370,16 @@ static enum pvr_key key_of(lua_State *L, const char *k)
 		return PVR_TID;
 	if (!strcmp(k, "cpu"))
 		return PVR_CPU;
-	luaL_error(L, "report: unknown sort key '%s' (sym, dso, comm, pid, tid, thread, cpu)", k);
+	if (!strcmp(k, "event"))
+		return PVR_EVENT;
+	if (!strcmp(k, "time"))
+		return PVR_TIME;
+	if (!strcmp(k, "srcline"))
+		return PVR_SRCLINE;
+	if (!strcmp(k, "parent"))
+		return PVR_PARENT;
+	luaL_error(L, "report: unknown sort key '%s' (sym, dso, srcline, comm, pid, tid, thread, "
+		   "cpu, event, parent, time)", k);
 	return PVR_SYM;
 }
 
@@ -404,6 +422,102 @@ static void report_opts(lua_State *L, int t, struct pvreport_opts *o)
 	lua_pop(L, 1);
 	if (o->nkeys == 0)
 		luaL_error(L, "report: no sort key");
+	lua_getfield(L, t, "parent");
+	if (!lua_isnil(L, -1)) {
+		if (lua_type(L, -1) != LUA_TSTRING)
+			luaL_error(L, "parent: expected a regular expression (a string), got %s",
+				   luaL_typename(L, -1));
+		o->parent = lua_tostring(L, -1);   /* the options table keeps it */
+		if (pvreport__check_parent(o->parent))
+			luaL_error(L, "parent: '%s' is not a POSIX extended regular expression",
+				   o->parent);
+	}
+	lua_pop(L, 1);
+}
+
+/* The keys a view must be able to answer: srcline needs its lines,
+ * parent call chains (perf refuses --sort parent without them too). */
+static void check_keys_answerable(lua_State *L, struct profview *pv,
+				  const struct pvreport_opts *o)
+{
+	size_t i, ns = profview__nstacks(pv);
+	unsigned k;
+
+	for (k = 0; k < o->nkeys; k++) {
+		if (o->keys[k] == PVR_SRCLINE && !profview__has_lines(pv))
+			luaL_error(L, "report: by srcline needs a view made with lines "
+				   "(p:view{ lines = true })");
+		if (o->keys[k] != PVR_PARENT)
+			continue;
+		for (i = 0; i < ns; i++)
+			if (profview__depth(pv, i) > 1)
+				break;
+		if (i == ns && ns > 0)
+			luaL_error(L, "report: by parent needs call chains, and these samples "
+				   "have none (record with -g, or callchain = \"fp\")");
+	}
+}
+
+/* A query's row (lua/perf/query.lua): the keys asked for, value (total
+ * in children mode, else self), pct of base, samples; with children also
+ * self and self_pct.  Nothing else: a report can have 100k rows. */
+static void push_query_row(lua_State *L, struct profview *pv, const struct pvreport_opts *o,
+			   const struct pvreport_row *row, enum stacktab_split split, double base)
+{
+	const struct stacktab *st = profview__table(pv);
+	struct stacktab_entry e;
+	uint64_t v = o->children ? row->total : row->self;
+	unsigned k;
+
+	stacktab__get(st, row->stack, &e);
+	lua_createtable(L, 0, 8);
+	for (k = 0; k < o->nkeys; k++) {
+		switch (o->keys[k]) {
+		case PVR_SYM:
+			if (row->frame != PV_NONE) {
+				set_str(L, pv, "sym", row->symname);
+				lperf_setstr(L, "kind", kind_names[row->kind]);
+			}
+			break;
+		case PVR_DSO:
+			if (row->frame != PV_NONE)
+				set_str(L, pv, "dso", row->dsoname);
+			break;
+		case PVR_COMM:
+			set_str(L, pv, "comm", profview__comm(pv, row->stack));
+			break;
+		case PVR_PID:
+			lperf_setint(L, "pid", e.pid);
+			break;
+		case PVR_TID:
+			lperf_setint(L, "tid", e.tid);
+			set_str(L, pv, "thread_comm", profview__thread_comm(pv, row->stack));
+			break;
+		case PVR_EVENT:
+			set_str(L, pv, "event", profview__event(pv, row->stack));
+			break;
+		case PVR_SRCLINE:
+			if (row->frame != PV_NONE)
+				set_str(L, pv, "srcline", row->srcline);
+			break;
+		case PVR_PARENT:
+			set_str(L, pv, "parent", row->parent);
+			break;
+		case PVR_CPU:
+			lperf_setint(L, "cpu", split == STACKTAB_SPLIT_CPU ? (int32_t)e.tag : -1);
+			break;
+		case PVR_TIME:
+			lperf_setint(L, "time", split == STACKTAB_SPLIT_TIME ? e.tag : 0);
+			break;
+		}
+	}
+	lperf_setu64(L, "value", v);
+	lperf_setnum(L, "pct", base > 0 ? 100.0 * (double)v / base : 0);
+	lperf_setu64(L, "samples", row->samples);
+	if (o->children) {
+		lperf_setu64(L, "self", row->self);
+		lperf_setnum(L, "self_pct", base > 0 ? 100.0 * (double)row->self / base : 0);
+	}
 }
 
 /* v:report{...} */
@@ -416,10 +530,24 @@ static int v_report(lua_State *L)
 	uint64_t all, total;
 	double base;
 	size_t i, n;
-	int rc, absolute;
+	int rc, absolute, query, top;
+	enum stacktab_split split;
 
 	luaL_checktype(L, 2, LUA_TTABLE);
 	report_opts(L, 2, &o);
+	query = lperf_optfield_bool(L, 2, "query", 0);
+	o.self_only = query;    /* query rows show no total without children */
+	top = lperf_optfield_int(L, 2, "top", 0);
+	if (top < 0)
+		return luaL_error(L, "report: top must be >= 0");
+	split = stacktab__split(st, NULL);
+	for (i = 0; i < o.nkeys; i++)
+		if ((o.keys[i] == PVR_CPU && split != STACKTAB_SPLIT_CPU) ||
+		    (o.keys[i] == PVR_TIME && split != STACKTAB_SPLIT_TIME))
+			return luaL_error(L, "report: this profile keeps no %s (perf.open's "
+					  "queries split a file's samples by it when asked)",
+					  o.keys[i] == PVR_CPU ? "CPU" : "time");
+	check_keys_answerable(L, pv, &o);
 	absolute = !strcmp(lperf_optfield_str(L, 2, "percentage", "relative"), "absolute");
 	o.keep = keep_mask(L, pv, 2, 1, o.by_period, &all);
 	rc = pvreport__new(pv, &o, &r);
@@ -428,8 +556,15 @@ static int v_report(lua_State *L)
 	n = pvreport__count(r);
 	total = pvreport__total(r);
 	base = (double)(absolute ? all : total);
+	if (top > 0 && (size_t)top < n)
+		n = (size_t)top;
 	lua_createtable(L, (int)n, 2);
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < n && query; i++) {
+		const struct pvreport_row *row = pvreport__row(r, i);
+		push_query_row(L, pv, &o, row, split, base);
+		lua_rawseti(L, -2, (int)i + 1);
+	}
+	for (i = 0; i < n && !query; i++) {
 		const struct pvreport_row *row = pvreport__row(r, i);
 		struct stacktab_entry e;
 		uint32_t c;
@@ -449,11 +584,19 @@ static int v_report(lua_State *L)
 			lperf_setstr(L, "kind", kind_names[row->kind]);
 			/* the handle v:callgraph matches frames by */
 			lperf_setint(L, "symid", (lua_Integer)row->symname);
+			lperf_setint(L, "frameid", (lua_Integer)row->frame);
+			set_str(L, pv, "srcline", row->srcline);
 		}
+		set_str(L, pv, "parent", row->parent);
 		c = profview__comm(pv, row->stack);
 		set_str(L, pv, "comm", c);
 		lperf_setint(L, "pid", e.pid);
 		lperf_setint(L, "tid", e.tid);
+		set_str(L, pv, "event", profview__event(pv, row->stack));
+		if (split == STACKTAB_SPLIT_CPU)
+			lperf_setint(L, "cpu", (int32_t)e.tag);
+		else if (split == STACKTAB_SPLIT_TIME)
+			lperf_setint(L, "time", e.tag);
 		set_str(L, pv, "thread_comm", profview__thread_comm(pv, row->stack));
 		lua_rawseti(L, -2, (int)i + 1);
 	}
@@ -466,7 +609,7 @@ static int v_report(lua_State *L)
 static enum pvt_col col_of(lua_State *L, const char *k)
 {
 	static const char *const names[] = { "children", "self", "overhead", "comm", "dso",
-					      "sym", "pid", "tid", "cpu", NULL };
+					      "sym", "pid", "tid", "cpu", "srcline", "parent", NULL };
 	int i;
 
 	for (i = 0; names[i]; i++)
@@ -515,6 +658,10 @@ static int v_report_text(lua_State *L)
 	lua_pop(L, 4);
 	t.children = o.children;
 	t.graph = lperf_optfield_bool(L, 2, "graph", 0);
+	o.self_only = 1;
+	for (i = 0; i < t.ncols; i++)
+		if (t.cols[i] == PVT_CHILDREN)
+			o.self_only = 0;         /* totals shown */
 	o.keep = keep_mask(L, pv, 2, 1, o.by_period, &all);        /* index 3 */
 	go = o;
 	go.keep = keep_mask(L, pv, 2, 0, o.by_period, &gall);      /* index 4 */
@@ -562,6 +709,17 @@ static void push_tree(lua_State *L, struct profview *pv, const struct pvgraph *g
 	lua_setfield(L, -2, "kids");
 }
 
+/* The frame id of the row at idx (PV_NONE: none, or not a frame). */
+static uint32_t row_frame(lua_State *L, struct profview *pv, int idx)
+{
+	lua_Integer id;
+
+	lua_getfield(L, idx, "frameid");
+	id = lua_isnumber(L, -1) ? lua_tointeger(L, -1) : -1;
+	lua_pop(L, 1);
+	return id >= 0 && (size_t)id < profview__nframes(pv) ? (uint32_t)id : PV_NONE;
+}
+
 /* v:callgraph(rows, opts) */
 static int v_callgraph(lua_State *L)
 {
@@ -600,6 +758,7 @@ static int v_callgraph(lua_State *L)
 				luaL_error(L, "callgraph: a row of another view");
 			keys[nk].symname = (uint32_t)id;
 			keys[nk].kernel = lua_isstring(L, -1) && !strcmp(lua_tostring(L, -1), "kernel");
+			keys[nk].frame = row_frame(L, pv, -3);
 			nk++;
 		}
 		lua_pop(L, 3);
@@ -665,8 +824,10 @@ static void push_frame(lua_State *L, struct profview *pv, const struct pv_frame 
 		lperf_setint(L, "line", f->line);
 	}
 	set_str(L, pv, "build_id", f->build_id);
-	if (f->has_offset)
+	if (f->has_offset) {
 		lperf_setu64(L, "offset", f->offset);
+		lperf_setu64(L, "sym_start", f->sym_start);
+	}
 	if (f->has_rel)
 		lperf_setu64(L, "rel", f->rel);
 }
@@ -749,57 +910,35 @@ static int v_list(lua_State *L)
 	merge = lperf_optfield_bool(L, 2, "merge", 0);
 	keep = keep_mask(L, pv, 2, 0, 0, &all);
 	if (merge) {
-		/* the merged stacks' sums, in a userdata so an error frees them */
-		struct keytab *kt = keytab__new();
-		size_t keycap = 256;
-		uint32_t *key = malloc(keycap * sizeof *key);
-		int rc = kt && key ? 0 : -ENOMEM;
+		/* the groups and their sums, in userdata so an error frees them */
+		uint32_t *group = lua_newuserdatauv(L, (ns ? ns : 1) * sizeof *group, 0);
+		size_t seen = 0;
+		int rc;
 		m = lua_newuserdatauv(L, (ns ? ns : 1) * sizeof *m, 0);
-		for (i = 0; i < ns && !rc; i++) {
+		if ((rc = profview__flame_groups(pv, keep, group, &nm)))
+			return view_fail(L, rc);
+		for (i = 0; i < ns; i++) {
 			struct stacktab_entry e;
-			const uint32_t *ids;
-			unsigned n, j, nw;
-			uint32_t id;
-			int added;
+			uint32_t g = group[i];
+			unsigned j, nw;
 
-			if (keep && !keep[i])
+			if (g == PV_NONE)
 				continue;
-			profview__stack(pv, i, &ids, &n);
-			if (n + 3 > keycap) {
-				uint32_t *nk = realloc(key, (n + 3) * sizeof *nk);
-				if (!nk) { rc = -ENOMEM; break; }
-				key = nk;
-				keycap = n + 3;
+			if (g == seen) {
+				memset(&m[g], 0, sizeof m[g]);
+				m[g].first = i;
+				seen++;
 			}
-			key[0] = profview__event(pv, i);
-			key[1] = profview__comm(pv, i);
-			key[2] = n ? 0 : profview__depth(pv, i);
-			/* a flame graph's node is a frame's label and kind */
-			for (j = 0; j < n; j++) {
-				const struct pv_frame *f = profview__frame(pv, ids[j]);
-				key[3 + j] = f->label << 3 | f->kind;
-			}
-			if ((rc = keytab__intern(kt, key, (n + 3) * sizeof *key, &id, &added)))
-				break;
 			stacktab__get(st, i, &e);
-			if (added) {
-				memset(&m[id], 0, sizeof m[id]);
-				m[id].first = i;
-				nm++;
-			}
-			m[id].count += e.count;
-			m[id].period += e.period;
+			m[g].count += e.count;
+			m[g].period += e.period;
 			if (e.weights) {
-				m[id].has_w = 1;
+				m[g].has_w = 1;
 				nw = stacktab__nweights(st);
 				for (j = 0; j < nw; j++)
-					m[id].w[j] += e.weights[j];
+					m[g].w[j] += e.weights[j];
 			}
 		}
-		free(key);
-		keytab__delete(kt);
-		if (rc)
-			return view_fail(L, rc);
 	}
 	/* each frame's table made once, when a stack first holds it, and
 	 * shared by the stacks that hold it */
@@ -837,16 +976,309 @@ static int v_list(lua_State *L)
 	return 1;
 }
 
+/* ---------------------------------------------------------------- paths */
+
+struct path_acc {
+	uint64_t value, samples;
+	uint32_t id;           /* key id in the path keytab */
+};
+
+static int path_cmp(const void *pa, const void *pb)
+{
+	const struct path_acc *a = pa, *b = pb;
+
+	if (a->value != b->value)
+		return a->value > b->value ? -1 : 1;
+	if (a->samples != b->samples)
+		return a->samples > b->samples ? -1 : 1;
+	return a->id < b->id ? -1 : a->id > b->id;
+}
+
+/* Whether frame id passes the condition at idx, cached in c (NULL: no
+ * condition, always). */
+static int frame_passes(lua_State *L, struct profview *pv, int idx, uint8_t *c, uint32_t id)
+{
+	const struct pv_frame *f;
+
+	if (c == NULL)
+		return 1;
+	if (!c[id]) {
+		f = profview__frame(pv, id);
+		c[id] = lperf_where_match(L, idx, profview__str(pv, f->label),
+					  profview__strlen(pv, f->label)) ? 1 : 2;
+	}
+	return c[id] == 1;
+}
+
+/* v:paths{ ending=, starting=, through=, top=, weight=, where=, ... } */
+static int v_paths(lua_State *L)
+{
+	struct profview *pv = check_view(L)->pv;
+	const struct stacktab *st = profview__table(pv);
+	size_t ns = profview__nstacks(pv), nf = profview__nframes(pv), i, npaths = 0, cap = 0;
+	int top, byp, idx[3], k, rc = 0;
+	uint64_t all, total = 0;
+	const uint8_t *keep;
+	uint8_t *cache[3];
+	struct path_acc *acc = NULL;
+	uint32_t *labels = NULL;
+	unsigned lcap = 0;
+	struct keytab *kt;
+	static const char *const conds[3] = { "ending", "starting", "through" };
+
+	luaL_checktype(L, 2, LUA_TTABLE);
+	top = lperf_optfield_int(L, 2, "top", 0);
+	if (top < 0)
+		return luaL_error(L, "paths: top must be >= 0");
+	byp = by_period(L, 2);
+	keep = keep_mask(L, pv, 2, 1, byp, &all);                   /* index 3 */
+	for (k = 0; k < 3; k++) {
+		lua_getfield(L, 2, conds[k]);
+		idx[k] = lua_gettop(L);
+		cache[k] = NULL;
+		if (lua_isnil(L, -1))
+			continue;
+		if (lua_type(L, -1) != LUA_TSTRING && lua_type(L, -1) != LUA_TTABLE)
+			return luaL_error(L, "paths: %s must be a name, a '^' pattern or a list",
+					  conds[k]);
+		cache[k] = lua_newuserdatauv(L, nf ? nf : 1, 0);
+		memset(cache[k], 0, nf ? nf : 1);
+		lua_insert(L, idx[k]);      /* keep it below the condition */
+		idx[k]++;
+	}
+	cap = 256;
+	acc = calloc(cap, sizeof *acc);
+	if (!acc || !(kt = keytab__new())) {
+		free(acc);
+		return luaL_error(L, "out of memory");
+	}
+	for (i = 0; i < ns && !rc; i++) {
+		struct stacktab_entry e;
+		const uint32_t *ids;
+		unsigned n, j;
+		uint32_t pid;
+		int added, ok;
+
+		if (keep && !keep[i])
+			continue;
+		profview__stack(pv, i, &ids, &n);
+		if (n == 0)
+			continue;
+		ok = frame_passes(L, pv, idx[0], cache[0], ids[n - 1]) &&
+		     frame_passes(L, pv, idx[1], cache[1], ids[0]);
+		if (ok && cache[2]) {
+			for (ok = 0, j = 0; j < n && !ok; j++)
+				ok = frame_passes(L, pv, idx[2], cache[2], ids[j]);
+		}
+		if (!ok)
+			continue;
+		if (n > lcap) {
+			uint32_t *nl = realloc(labels, n * sizeof *nl);
+			if (!nl) {
+				rc = -ENOMEM;
+				break;
+			}
+			labels = nl;
+			lcap = n;
+		}
+		for (j = 0; j < n; j++)
+			labels[j] = profview__frame(pv, ids[j])->label;
+		if ((rc = keytab__intern(kt, labels, n * sizeof *labels, &pid, &added)))
+			break;
+		if (added) {
+			if (npaths == cap) {
+				size_t nc = cap ? cap * 2 : 256;
+				struct path_acc *na = realloc(acc, nc * sizeof *na);
+				if (!na) {
+					rc = -ENOMEM;
+					break;
+				}
+				memset(na + cap, 0, (nc - cap) * sizeof *na);
+				acc = na;
+				cap = nc;
+			}
+			acc[npaths].id = pid;
+			npaths++;
+		}
+		if (acc == NULL || pid >= npaths) {   /* keytab ids are dense: never */
+			rc = -EINVAL;
+			break;
+		}
+		stacktab__get(st, i, &e);
+		acc[pid].value += byp ? e.period : e.count;
+		acc[pid].samples += e.count;
+		total += byp ? e.period : e.count;
+	}
+	free(labels);
+	if (rc) {
+		free(acc);
+		keytab__delete(kt);
+		return luaL_error(L, "out of memory");
+	}
+	if (npaths)
+		qsort(acc, npaths, sizeof *acc, path_cmp);
+	if (top > 0 && (size_t)top < npaths)
+		npaths = (size_t)top;
+	lua_createtable(L, (int)npaths, 2);
+	for (i = 0; i < npaths; i++) {
+		size_t len, j;
+		const uint32_t *l = keytab__key(kt, acc[i].id, &len);
+		len /= sizeof *l;
+		lua_createtable(L, 0, 4);
+		lua_createtable(L, (int)len, 0);
+		for (j = 0; j < len; j++) {
+			lua_pushlstring(L, profview__str(pv, l[j]), profview__strlen(pv, l[j]));
+			lua_rawseti(L, -2, (int)j + 1);
+		}
+		lua_setfield(L, -2, "stack");
+		lperf_setu64(L, "value", acc[i].value);
+		lperf_setu64(L, "samples", acc[i].samples);
+		lperf_setnum(L, "pct", total ? 100.0 * (double)acc[i].value / (double)total : 0);
+		lua_rawseti(L, -2, (int)i + 1);
+	}
+	lperf_setu64(L, "total", total);
+	lperf_setu64(L, "all", all);
+	free(acc);
+	keytab__delete(kt);
+	return 1;
+}
+
+static lua_Number opt_num(lua_State *L, int t, const char *k, lua_Number def)
+{
+	lua_Number v;
+
+	lua_getfield(L, t, k);
+	v = lua_isnil(L, -1) ? def : luaL_checknumber(L, -1);
+	lua_pop(L, 1);
+	return v;
+}
+
+/* v:flame{ event=, comm=, pid=, tid=, comm_frame=, weight=, width=, xpad=,
+ *          minwidth=, maxboxes= } -> the boxes a flame graph draws
+ * (pvflame.h), as arrays: { names=, kinds=, starts=, values=, depths=,
+ * total=, omitted=, omitted_weight=, nodes=, maxdepth=, capped= } */
+static int v_flame(lua_State *L)
+{
+	struct profview *pv = check_view(L)->pv;
+	struct pvflame_opts o;
+	struct pvflame_info info;
+	struct pvflame_box *boxes;
+	struct pvflame *fl;
+	lua_Number maxboxes;
+	uint64_t all;
+	size_t i, nb;
+	int rc, t;
+
+	memset(&o, 0, sizeof o);
+	if (lua_isnoneornil(L, 2))
+		lua_newtable(L);
+	else
+		luaL_checktype(L, 2, LUA_TTABLE);
+	lua_settop(L, 2);
+	o.with_comm = lperf_optfield_bool(L, 2, "comm_frame", 1);
+	o.by_period = by_period(L, 2);
+	o.width = opt_num(L, 2, "width", 1200);
+	o.xpad = opt_num(L, 2, "xpad", 10);
+	o.minwidth = opt_num(L, 2, "minwidth", 0.1);
+	maxboxes = opt_num(L, 2, "maxboxes", 10000);
+	if (!(maxboxes >= 1))
+		luaL_argerror(L, 2, "maxboxes: expected a positive number");
+	o.maxboxes = maxboxes > 1e15 ? (size_t)1e15 : (size_t)maxboxes;
+	o.keep = keep_mask(L, pv, 2, 0, o.by_period, &all);
+	rc = profview__flame(pv, &o, &fl);
+	if (rc)
+		return view_fail(L, rc);
+	/* copied out to a userdata, so no Lua error leaves fl behind */
+	nb = pvflame__nboxes(fl);
+	info = *pvflame__info(fl);
+	boxes = lua_newuserdatauv(L, nb ? nb * sizeof *boxes : 1, 0);
+	if (nb)
+		memcpy(boxes, pvflame__box(fl, 0), nb * sizeof *boxes);
+	pvflame__delete(fl);
+	lua_createtable(L, 0, 11);
+	t = lua_gettop(L);
+	lua_createtable(L, (int)nb, 0);
+	lua_createtable(L, (int)nb, 0);
+	lua_createtable(L, (int)nb, 0);
+	lua_createtable(L, (int)nb, 0);
+	lua_createtable(L, (int)nb, 0);
+	for (i = 0; i < nb; i++) {
+		const struct pvflame_box *b = &boxes[i];
+		if (b->name == PV_NONE)
+			lua_pushliteral(L, "all");
+		else
+			push_str(L, pv, b->name);
+		lua_rawseti(L, t + 1, (int)i + 1);
+		lua_pushstring(L, pvflame__kind_name(b->kind));
+		lua_rawseti(L, t + 2, (int)i + 1);
+		lperf_pushu64(L, b->start);
+		lua_rawseti(L, t + 3, (int)i + 1);
+		lperf_pushu64(L, b->value);
+		lua_rawseti(L, t + 4, (int)i + 1);
+		lua_pushinteger(L, (lua_Integer)b->depth);
+		lua_rawseti(L, t + 5, (int)i + 1);
+	}
+	lua_setfield(L, t, "depths");
+	lua_setfield(L, t, "values");
+	lua_setfield(L, t, "starts");
+	lua_setfield(L, t, "kinds");
+	lua_setfield(L, t, "names");
+	lperf_setu64(L, "total", info.total);
+	lperf_setu64(L, "omitted", info.omitted);
+	lperf_setu64(L, "omitted_weight", info.omitted_weight);
+	lperf_setu64(L, "nodes", info.nodes);
+	lperf_setint(L, "maxdepth", info.maxdepth);
+	lperf_setbool(L, "capped", info.capped);
+	return 1;
+}
+
 static const luaL_Reg methods[] = {
+	{ "paths", v_paths },
 	{ "summary", v_summary },
 	{ "report", v_report },
 	{ "report_text", v_report_text },
 	{ "callgraph", v_callgraph },
 	{ "folded", v_folded },
 	{ "list", v_list },
+	{ "flame", v_flame },
 	{ "close", v_close },
 	{ NULL, NULL },
 };
+
+/* core.parent_match(regex, {names}) -> { [name] = true, ... }: the names
+ * the regex (perf's --parent, POSIX extended) matches, for stack lists
+ * (in-process profiles), whose parents lua/perf/query.lua finds. */
+static int l_parent_match(lua_State *L)
+{
+	const char *re = luaL_checkstring(L, 1);
+	regex_t *rx;
+	size_t i, n;
+
+	luaL_checktype(L, 2, LUA_TTABLE);
+	/* in a userdata whose __gc frees it, so a Lua error leaks nothing */
+	rx = lua_newuserdatauv(L, sizeof *rx, 0);
+	if (pvreport__parent_regex(rx, re))
+		return luaL_error(L, "parent: '%s' is not a POSIX extended regular expression", re);
+	luaL_setmetatable(L, "perf.ParentRegex");
+	lua_newtable(L);
+	n = lua_rawlen(L, 2);
+	for (i = 1; i <= n; i++) {
+		lua_rawgeti(L, 2, (int)i);
+		if (lua_type(L, -1) == LUA_TSTRING && regexec(rx, lua_tostring(L, -1), 0, NULL, 0) == 0) {
+			lua_pushboolean(L, 1);
+			lua_rawset(L, -3);
+		} else {
+			lua_pop(L, 1);
+		}
+	}
+	return 1;
+}
+
+static int parent_regex_gc(lua_State *L)
+{
+	regfree(luaL_checkudata(L, 1, "perf.ParentRegex"));
+	return 0;
+}
 
 void lperf_open_profview(lua_State *L)
 {
@@ -858,4 +1290,12 @@ void lperf_open_profview(lua_State *L)
 	lua_pushcfunction(L, p_view);
 	lua_setfield(L, -2, "view");
 	lua_pop(L, 2);
+	luaL_newmetatable(L, "perf.ParentRegex");
+	lua_pushcfunction(L, parent_regex_gc);
+	lua_setfield(L, -2, "__gc");
+	lua_pop(L, 1);
+	lua_pushcfunction(L, l_parent_match);
+	lua_setfield(L, -2, "parent_match");
+	lua_pushliteral(L, PVR_DEFAULT_PARENT);
+	lua_setfield(L, -2, "default_parent");
 }

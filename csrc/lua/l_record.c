@@ -82,6 +82,15 @@ static void push_read(lua_State *L, const struct record_read *rd, const struct e
 	}
 }
 
+#if defined(__x86_64__)
+/* x86-64's perf_regs order (arch/x86/include/uapi/asm/perf_regs.h). */
+static const char *const x86_64_regs[24] = {
+	"ax", "bx", "cx", "dx", "si", "di", "bp", "sp", "ip", "flags", "cs", "ss",
+	"ds", "es", "fs", "gs", "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15",
+};
+#endif
+
+/* The values in mask order. */
 static void push_regs(lua_State *L, const char *k, uint64_t abi, const uint64_t *r, unsigned n)
 {
 	unsigned i;
@@ -93,6 +102,34 @@ static void push_regs(lua_State *L, const char *k, uint64_t abi, const uint64_t 
 		lua_rawseti(L, -2, (int)i + 1);
 	}
 	lua_setfield(L, -2, k);
+}
+
+/*
+ * rec.regs: the user registers by name (regs.di is a probed function's
+ * first argument on x86-64), for samples that asked for registers alone
+ * (sample = {"regs"}); a DWARF session's registers stay an array.
+ */
+static void push_named_regs(lua_State *L, const struct record_sample *s, uint64_t mask)
+{
+#if defined(__x86_64__)
+	unsigned i, bit;
+
+	if (s->regs_user_abi != PERF_SAMPLE_REGS_ABI_64 || mask == 0 || (mask >> 24) ||
+	    (unsigned)__builtin_popcountll(mask) != s->nr_regs_user)
+		return;
+	lua_createtable(L, 0, (int)s->nr_regs_user);
+	for (i = 0, bit = 0; bit < 24; bit++) {
+		if (!(mask & (1ULL << bit)))
+			continue;
+		lperf_setu64(L, x86_64_regs[bit], at(s->regs_user, i));
+		i++;
+	}
+	lua_setfield(L, -2, "regs");
+#else
+	(void)L;
+	(void)s;
+	(void)mask;
+#endif
 }
 
 static void push_callchain(lua_State *L, const struct record_sample *s)
@@ -163,7 +200,10 @@ static void push_sample(lua_State *L, const struct record *r, const struct evtab
 {
 	const struct record_sample *s = &r->s;
 	uint64_t st = s->type;
+	const struct perf_event_attr *attr = NULL;
 
+	if (t && r->evidx >= 0 && r->evidx < evtab__count(t))
+		attr = evtab__attr(t, r->evidx);
 	if (st & PERF_SAMPLE_IP)
 		lperf_setu64(L, "ip", s->ip);
 	if (st & PERF_SAMPLE_ADDR)
@@ -186,8 +226,11 @@ static void push_sample(lua_State *L, const struct record *r, const struct evtab
 		setlstr(L, "raw", s->raw, s->raw_size);
 	if (st & PERF_SAMPLE_BRANCH_STACK)
 		push_branches(L, s);
-	if (st & PERF_SAMPLE_REGS_USER)
+	if (st & PERF_SAMPLE_REGS_USER) {
 		push_regs(L, "regs_user", s->regs_user_abi, s->regs_user, s->nr_regs_user);
+		if (attr != NULL && !(st & PERF_SAMPLE_STACK_USER))
+			push_named_regs(L, s, attr->sample_regs_user);
+	}
 	if (st & PERF_SAMPLE_STACK_USER) {
 		/* Only dyn_size bytes were really copied from the user stack. */
 		setlstr(L, "stack_user", s->stack_user, (size_t)s->stack_user_dyn_size);

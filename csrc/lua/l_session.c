@@ -6,7 +6,8 @@
  *                     | {"dwarf", 16384} | "dwarf,16384", max_stack=,
  *                     pid= | tids={...} | cmd={argv} | cgroup=, cpu= | cpus={...},
  *                     inherit=, pages=, wakeup_events= | watermark=,
- *                     context_switch=, overwrite=, read_group=, user_only= }
+ *                     context_switch=, overwrite=, read_group=, user_only=,
+ *                     offcpu=true, offcpu_thresh=MICROSECONDS }
  *   s:start()  s:stop()  s:poll(ms) -> ready, done   s:wait() -> exit status
  *   for rec in s:records{type=, pid=, tid=, cpu=, event=} do ... end
  *   s:profile() -> the session's Profile (drains into it)
@@ -19,6 +20,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "binding.h"
@@ -26,6 +28,7 @@
 #include "sample/session.h"
 #include "profile/stacktab.h"
 #include "symbol/symbolizer.h"
+#include "count/syscount.h"
 #include "unwind/unwind.h"
 
 #define SESSION "perf.session"
@@ -41,6 +44,8 @@ struct lsession {
 	int sym_ref;
 	/* DWARF sessions: samples are unwound as they enter the profile. */
 	struct unwinder *unw;
+	/* s:syscalls(): enter/exit pairs summed as they drain (l_syscount.c). */
+	struct syscount *sc;
 };
 
 struct filter {
@@ -73,6 +78,8 @@ static int s_close(lua_State *L)
 	ls->s = NULL;
 	unwinder__delete(ls->unw);
 	ls->unw = NULL;
+	syscount__delete(ls->sc);
+	ls->sc = NULL;
 	if (ls->sym_ref != LUA_NOREF) {
 		luaL_unref(L, LUA_REGISTRYINDEX, ls->sym_ref);
 		ls->sym_ref = LUA_NOREF;
@@ -93,6 +100,7 @@ static const struct { const char *name; uint64_t bit; } fields[] = {
 	{ "cpu", PERF_SAMPLE_CPU }, { "period", PERF_SAMPLE_PERIOD },
 	{ "stream_id", PERF_SAMPLE_STREAM_ID }, { "raw", PERF_SAMPLE_RAW },
 	{ "branch_stack", PERF_SAMPLE_BRANCH_STACK }, { "regs_user", PERF_SAMPLE_REGS_USER },
+	{ "regs", PERF_SAMPLE_REGS_USER },  /* a probe's arguments: rec.regs_user.di, ... */
 	{ "stack_user", PERF_SAMPLE_STACK_USER }, { "weight", PERF_SAMPLE_WEIGHT },
 	{ "data_src", PERF_SAMPLE_DATA_SRC }, { "identifier", PERF_SAMPLE_IDENTIFIER },
 	{ "transaction", PERF_SAMPLE_TRANSACTION }, { "regs_intr", PERF_SAMPLE_REGS_INTR },
@@ -101,6 +109,36 @@ static const struct { const char *name; uint64_t bit; } fields[] = {
 	{ "code_page_size", PERF_SAMPLE_CODE_PAGE_SIZE },
 	{ "weight_struct", PERF_SAMPLE_WEIGHT_STRUCT },
 };
+
+/* clockid = "monotonic" | "monotonic_raw" | "realtime" | "boottime" | "tai" | number */
+static void read_clockid(lua_State *L, struct session_opts *o)
+{
+	static const struct { const char *name; int id; } clocks[] = {
+		{ "monotonic", CLOCK_MONOTONIC }, { "monotonic_raw", CLOCK_MONOTONIC_RAW },
+		{ "realtime", CLOCK_REALTIME }, { "boottime", CLOCK_BOOTTIME },
+		{ "tai", CLOCK_TAI },
+	};
+	size_t i;
+
+	lua_getfield(L, 1, "clockid");
+	if (lua_type(L, -1) == LUA_TNUMBER) {
+		o->use_clockid = 1;
+		o->clockid = (int)lua_tointeger(L, -1);
+	} else if (lua_type(L, -1) == LUA_TSTRING) {
+		const char *c = lua_tostring(L, -1);
+		for (i = 0; i < sizeof clocks / sizeof clocks[0]; i++)
+			if (!strcmp(clocks[i].name, c))
+				break;
+		if (i == sizeof clocks / sizeof clocks[0])
+			luaL_error(L, "unknown clockid '%s' (monotonic, monotonic_raw, realtime, "
+				   "boottime, tai)", c);
+		o->use_clockid = 1;
+		o->clockid = clocks[i].id;
+	} else if (!lua_isnil(L, -1)) {
+		luaL_error(L, "clockid must be a clock name or number");
+	}
+	lua_pop(L, 1);
+}
 
 static uint64_t sample_bits(lua_State *L, int t)
 {
@@ -231,16 +269,21 @@ static int s_new(lua_State *L)
 
 	/* Everything Lua is read first, into GC-owned memory, so an argument
 	 * error raised here leaks nothing. */
+	o.offcpu = lperf_optfield_bool(L, 1, "offcpu", 0);
 	lua_getfield(L, 1, "events");
-	if (lua_isstring(L, -1)) {
+	if (o.offcpu && lua_isnil(L, -1)) {
+		/* off-CPU samples alone */
+		nev = 0;
+		events = NULL;
+	} else if (lua_isstring(L, -1)) {
 		nev = 1;
 		events = lua_newuserdatauv(L, sizeof *events, 0);
 		events[0] = lua_tostring(L, -2);
 	} else {
 		luaL_argcheck(L, lua_istable(L, -1), 1, "events must be a list of event specs");
 		nev = (int)lua_rawlen(L, -1);
-		luaL_argcheck(L, nev > 0, 1, "events is empty");
-		events = lua_newuserdatauv(L, (size_t)nev * sizeof *events, 0);
+		luaL_argcheck(L, nev > 0 || o.offcpu, 1, "events is empty");
+		events = lua_newuserdatauv(L, (size_t)(nev ? nev : 1) * sizeof *events, 0);
 		for (i = 0; i < nev; i++) {
 			lua_rawgeti(L, -2, i + 1);
 			events[i] = luaL_checkstring(L, -1);
@@ -287,6 +330,14 @@ static int s_new(lua_State *L)
 	o.context_switch = lperf_optfield_bool(L, 1, "context_switch", 0);
 	o.overwrite = lperf_optfield_bool(L, 1, "overwrite", 0);
 	o.exclude_kernel = lperf_optfield_bool(L, 1, "user_only", 0);
+	lua_getfield(L, 1, "offcpu_thresh");   /* microseconds, as perf's --off-cpu-thresh */
+	if (!lua_isnil(L, -1)) {
+		lua_Number us = luaL_checknumber(L, -1);
+		luaL_argcheck(L, us >= 0, 1, "offcpu_thresh must be >= 0 (microseconds)");
+		o.offcpu_thresh_ns = (uint64_t)(us * 1000);
+	}
+	lua_pop(L, 1);
+	read_clockid(L, &o);
 
 	ls = lua_newuserdatauv(L, sizeof *ls, 0);
 	ls->s = NULL;
@@ -294,6 +345,7 @@ static int s_new(lua_State *L)
 	ls->profile_ref = LUA_NOREF;
 	ls->pid = o.argv || o.tids ? -1 : o.pid;
 	ls->unw = NULL;
+	ls->sc = NULL;
 	ls->sym_ref = LUA_NOREF;
 	luaL_setmetatable(L, SESSION);
 	ls->rec = malloc(65536);
@@ -381,6 +433,17 @@ static int s_stats(lua_State *L)
 	lperf_setu64(L, "throttled", st.throttled);
 	lperf_setu64(L, "unthrottled", st.unthrottled);
 	lperf_setu64(L, "errors", st.errors);
+	if (st.offcpu_switch_outs || st.offcpu_samples) {
+		/* off-CPU sessions: what the switch-out filter kept and dropped */
+		lua_createtable(L, 0, 6);
+		lperf_setu64(L, "switch_outs", st.offcpu_switch_outs);
+		lperf_setu64(L, "samples", st.offcpu_samples);
+		lperf_setu64(L, "ns", st.offcpu_ns);
+		lperf_setu64(L, "preempted", st.offcpu_preempted);
+		lperf_setu64(L, "short", st.offcpu_short);
+		lperf_setu64(L, "unmatched", st.offcpu_unmatched);
+		lua_setfield(L, -2, "offcpu");
+	}
 	if (session__last_error(lperf_checksession(L, 1)))
 		lperf_setstr(L, "last_error", session__last_error(lperf_checksession(L, 1)));
 	return 1;
@@ -595,6 +658,9 @@ static struct symbolizer *push_symbolizer(lua_State *L, struct lsession *ls)
 		return NULL;
 	if (ls->pid >= 0)
 		symbolizer__load_proc(sym, (uint32_t)(ls->pid ? ls->pid : getpid()));
+	/* processes that ran before the session (system-wide) have no
+	 * records of their maps: read on first use */
+	symbolizer__set_proc_fallback(sym, 1);
 	lua_pushvalue(L, -1);
 	ls->sym_ref = luaL_ref(L, LUA_REGISTRYINDEX);
 	return sym;
@@ -631,6 +697,16 @@ static int s_profile(lua_State *L)
 	if (dwarf_setup(ls))
 		return lperf_fail(L, "out of memory", ENOMEM);
 	feed.sym = push_symbolizer(L, ls);
+	/* s:profile{ reset = true }: a new profile from here on (the one
+	 * returned before stays whole for whoever holds it) */
+	if (lua_istable(L, 2) && ls->profile_ref != LUA_NOREF) {
+		lua_getfield(L, 2, "reset");
+		if (lua_toboolean(L, -1)) {
+			luaL_unref(L, LUA_REGISTRYINDEX, ls->profile_ref);
+			ls->profile_ref = LUA_NOREF;
+		}
+		lua_pop(L, 1);
+	}
 	if (ls->profile_ref == LUA_NOREF) {
 		struct stacktab **slot = lperf_newprofile(L);
 		*slot = stacktab__new();
@@ -649,6 +725,13 @@ static int s_profile(lua_State *L)
 		return lperf_fail(L, session__last_error(ls->s) ? session__last_error(ls->s)
 				  : "draining the session failed", -rc);
 	return 1;
+}
+
+static int s_syscalls(lua_State *L)
+{
+	struct lsession *ls = check(L);
+
+	return lperf_session_syscalls(L, ls->s, &ls->sc);
 }
 
 /* ---- snapshot ---- */
@@ -735,6 +818,7 @@ static const luaL_Reg methods[] = {
 	{ "events", s_events },
 	{ "records", s_records },
 	{ "profile", s_profile },
+	{ "syscalls", s_syscalls },
 	{ "symbolizer", s_symbolizer },
 	{ "snapshot", s_snapshot },
 	{ "close", s_close },

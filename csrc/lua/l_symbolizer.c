@@ -361,6 +361,8 @@ static void push_result(lua_State *L, const struct sym_result *r)
 	lperf_setu64(L, "size", r->sym_size);
 	lperf_setstr(L, "dso", r->dso);
 	lperf_setu64(L, "dso_addr", r->dso_addr);
+	/* the symbol's start in its object: what perf tells symbols apart by */
+	lperf_setu64(L, "sym_start", r->dso_addr - r->offset);
 	lperf_setstr(L, "kind", kinds[r->kind]);
 	if (r->build_id[0] != '\0')
 		lperf_setstr(L, "build_id", r->build_id);

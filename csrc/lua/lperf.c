@@ -19,8 +19,10 @@ int luaopen_perf_core(lua_State *L)
 	lperf_open_file(L);
 	lperf_open_record(L);
 	lperf_open_session(L);
+	lperf_open_syscount(L);
 	lperf_open_profile(L);
 	lperf_open_profview(L);
 	lperf_open_unwind(L);
+	lperf_open_tty(L);
 	return 1;
 }

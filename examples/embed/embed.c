@@ -9,6 +9,10 @@
  *
  *   make embed && build/embed/embed [seconds] [out.folded] [out.svg]
  *
+ * Run it from the checkout (its script is examples/embed/game.lua); it
+ * finds the perf module of the checkout it was built in by itself, with no
+ * LUA_PATH or LUA_CPATH (use_checkout_paths).
+ *
  * It prints the CPU time it measured per phase (update, render) and its
  * frame count, so the profile can be checked against them.
  */
@@ -16,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <lua.h>
 #include <lauxlib.h>
 #include <lualib.h>
@@ -29,6 +34,39 @@ static double cpu_now(void)
 }
 
 static volatile unsigned sink;
+
+/*
+ * The checkout this host was built in (CHECKOUT/build/embed/embed): its
+ * lua/ and build/ go first on package.path and package.cpath, where the
+ * profiler's require "perf" looks.  A host of your own sets its paths the
+ * same way, or its users set LUA_PATH and LUA_CPATH.
+ */
+static void use_checkout_paths(lua_State *L)
+{
+	char root[4096];
+	ssize_t n = readlink("/proc/self/exe", root, sizeof(root) - 1);
+	int up;
+
+	if (n <= 0)
+		return;
+	root[n] = '\0';
+	for (up = 0; up < 3; up++) {            /* embed, embed/, build/ */
+		char *slash = strrchr(root, '/');
+		if (slash == NULL)
+			return;
+		*slash = '\0';
+	}
+	lua_getglobal(L, "package");
+	lua_pushfstring(L, "%s/lua/?.lua;%s/lua/?/init.lua;", root, root);
+	lua_getfield(L, -2, "path");
+	lua_concat(L, 2);
+	lua_setfield(L, -2, "path");
+	lua_pushfstring(L, "%s/build/?.so;", root);
+	lua_getfield(L, -2, "cpath");
+	lua_concat(L, 2);
+	lua_setfield(L, -2, "cpath");
+	lua_pop(L, 1);
+}
 
 /* Native work the Lua code asks for: a C function called from Lua. */
 static void blit_rows(unsigned char *fb, size_t n, unsigned v)
@@ -115,6 +153,7 @@ int main(int argc, char **argv)
 	if (L == NULL)
 		return 1;
 	luaL_openlibs(L);
+	use_checkout_paths(L);
 	luaL_newlib(L, host);
 	lua_setglobal(L, "host");
 	if (luaL_dofile(L, script) != LUA_OK) {

@@ -54,14 +54,16 @@ local function weight_fn(opts)
 end
 
 -- The call tree of a stack list.  A node: { name=, kind=, key=, v=, kids=
--- { [key] = node }, order = { node, ... } }.  chart: stacks in time order,
--- a frame merges only with the last child (neighbours), so x is time.
+-- { [key] = node }, order = { node, ... }, seq= (0, 1, 2... as made) }.
+-- chart: stacks in time order, a frame merges only with the last child
+-- (neighbours), so x is time.
 function M.tree(list, opts)
   opts = opts or {}
   local w = weight_fn(opts)
   local with_comm = opts.comm ~= false
   local chart = opts.layout == "flamechart"
-  local root = { name = "all", kind = "root", key = "all", v = 0, kids = {}, order = {} }
+  local root = { name = "all", kind = "root", key = "all", v = 0, kids = {}, order = {}, seq = 0 }
+  local made = 0
   local seq = list
   if chart then
     seq = {}
@@ -85,7 +87,8 @@ function M.tree(list, opts)
       c = node.kids[key]
     end
     if not c then
-      c = { name = name, kind = kind, key = key, v = 0, kids = {}, order = {} }
+      made = made + 1
+      c = { name = name, kind = kind, key = key, v = 0, kids = {}, order = {}, seq = made }
       node.kids[key] = c
       node.order[#node.order + 1] = c
     end
@@ -161,10 +164,10 @@ local palettes = {
   root = function() return 200, 200, 200 end,
 }
 
-local function colour(node, diff, maxd)
+local function colour(name, kind, delta, diff, maxd)
   if diff then
     local r, g, b = 255, 255, 255
-    local d = node.delta or 0
+    local d = delta or 0
     if maxd > 0 then
       if d > 0 then
         g = math.floor(210 * (maxd - d) / maxd); b = g
@@ -174,8 +177,8 @@ local function colour(node, diff, maxd)
     end
     return string.format("rgb(%d,%d,%d)", r, g, b)
   end
-  local p = palettes[node.kind] or palettes.user
-  local r, g, b = p(hash3(node.name))
+  local p = palettes[kind] or palettes.user
+  local r, g, b = p(hash3(name))
   return string.format("rgb(%d,%d,%d)", math.floor(r), math.floor(g), math.floor(b))
 end
 
@@ -186,20 +189,19 @@ local function commas(n)
 end
 M.commas = commas
 
--- Renders a stack list as SVG text.  opts:
---   layout      "flame" (default) | "inverted" | "flamechart"
---   diff        a base stack list: differential colouring; negate flips
---               the direction (widths from the base)
---   weight      "samples" (default) | "period"
---   title, subtitle, width (px, 1200), minwidth (px, 0.1), maxboxes (10000:
---               a file Chromium opens in about a second)
---   comm        false: no command frame at the root
-function M.render(list, opts)
-  opts = opts or {}
-  if type(list) ~= "table" then error("flame.render: expected a stack list", 2) end
+local FH, FS, XPAD = 16, 12, 10
+
+local function layout_of(opts)
   local layout = opts.layout or "flame"
   if opts.inverted then layout = "inverted" end
   if opts.flamechart then layout = "flamechart" end
+  return layout
+end
+
+-- Lays a stack list out: the boxes drawn, as arrays (names, kinds, starts,
+-- values, depths, deltas), in drawing order, and what was left out.
+-- csrc/core/profile/pvflame.c makes the same from a profile view.
+local function lay_out(list, opts, layout)
   local topts = { weight = opts.weight, comm = opts.comm, layout = layout }
   local root = M.tree(list, topts)
   local diff = opts.diff ~= nil
@@ -213,14 +215,14 @@ function M.render(list, opts)
   end
 
   local W = opts.width or 1200
-  local fh, fs, xpad = 16, 12, 10
   local minw = opts.minwidth or 0.1
   local maxboxes = opts.maxboxes or 10000
   local total = root.v
-  local scale = total > 0 and (W - 2 * xpad) / total or 0
+  local scale = total > 0 and (W - 2 * XPAD) / total or 0
 
   -- Cap the number of boxes: keep the widest maxboxes, shallower first
-  -- among equals, so a kept box's parent is always kept.  A box narrower
+  -- among equals (then first made: the order is total, so every Lua and
+  -- pvflame.c keep the same), so a kept box's parent is always kept.  A box narrower
   -- than minw is left out anyway and is lighter than every wider one: only
   -- the wide ones are ranked, and only when there are too many of them.
   local keep, capped
@@ -236,15 +238,19 @@ function M.render(list, opts)
   if capped and #wide > maxboxes then
     table.sort(wide, function(a, b)
       if a[1].v ~= b[1].v then return a[1].v > b[1].v end
-      return a[2] < b[2]
+      if a[2] ~= b[2] then return a[2] < b[2] end
+      return a[1].seq < b[1].seq
     end)
     keep = {}
     for i = 1, maxboxes do keep[wide[i][1]] = true end
   end
   wide = nil
 
-  -- Lay out: boxes[i] = { node, start, depth }
-  local boxes = {}
+  local lay = { names = {}, kinds = {}, starts = {}, values = {}, depths = {}, deltas = {},
+    total = total, omitted = 0, omitted_weight = 0, maxdepth = 0, capped = capped, maxd = maxd }
+  local names, kinds, starts, values, depths, deltas =
+    lay.names, lay.kinds, lay.starts, lay.values, lay.depths, lay.deltas
+  local nb = 0
   local omitted, omitted_w, maxdepth = 0, 0, 0
   local sorted = layout ~= "flamechart"
   local function count_subtree(n)
@@ -258,7 +264,9 @@ function M.render(list, opts)
       omitted_w = omitted_w + n.v
       return
     end
-    boxes[#boxes + 1] = { n, start, depth }
+    nb = nb + 1
+    names[nb], kinds[nb], starts[nb], values[nb], depths[nb], deltas[nb] =
+      n.name, n.kind, start, n.v, depth, n.delta or 0
     if depth > maxdepth then maxdepth = depth end
     local kids = n.order
     if sorted and #kids > 1 then
@@ -276,8 +284,27 @@ function M.render(list, opts)
     end
   end
   if total > 0 then visit(root, 0, 0) end
+  lay.omitted, lay.omitted_weight, lay.maxdepth = omitted, omitted_w, maxdepth
+  return lay
+end
 
-  local meta = list.meta or {}
+-- The SVG text of a layout (lay_out's or a view's v:flame{}).
+local function emit(lay, meta, opts, layout)
+  local diff = opts.diff ~= nil
+  local maxd = lay.maxd or 0
+  local W = opts.width or 1200
+  local fh, fs, xpad = FH, FS, XPAD
+  local minw = opts.minwidth or 0.1
+  local maxboxes = opts.maxboxes or 10000
+  local total = lay.total
+  local scale = total > 0 and (W - 2 * xpad) / total or 0
+  local names, kinds, starts, values, depths, deltas =
+    lay.names, lay.kinds, lay.starts, lay.values, lay.depths, lay.deltas
+  local nb = #names
+  local omitted, omitted_w, maxdepth, capped = lay.omitted, lay.omitted_weight, lay.maxdepth,
+    lay.capped
+
+  meta = meta or {}
   local warn = {}
   if (meta.lost or 0) > 0 then warn[#warn + 1] = commas(meta.lost) .. " samples lost" end
   if (meta.throttled or 0) > 0 then warn[#warn + 1] = commas(meta.throttled) .. " throttle events" end
@@ -352,57 +379,89 @@ function M.render(list, opts)
   -- a legend of the kinds present, when there is more than one
   if not diff then
     local present, order = {}, { "user", "kernel", "jit", "inline", "lua" }
-    for _, b in ipairs(boxes) do
-      local k = b[1].kind
+    for i = 1, nb do
+      local k = kinds[i]
       if k == "comm" then k = "user" end
       present[k] = true
     end
     local shown = {}
     for _, k in ipairs(order) do if present[k] then shown[#shown + 1] = k end end
     if #shown > 1 then
-      local names = { user = "user", kernel = "kernel", jit = "JIT", inline = "inlined", lua = "Lua" }
+      local lnames = { user = "user", kernel = "kernel", jit = "JIT", inline = "inlined", lua = "Lua" }
       local x = W / 2 - #shown * 40
       for _, k in ipairs(shown) do
         local r, g, bl = palettes[k](0.5, 0.5, 0.5)
         put(string.format('<rect x="%d" y="%d" width="10" height="10" fill="rgb(%d,%d,%d)"/>' ..
           '<text x="%d" y="%d">%s</text>\n', x, top - 13, math.floor(r), math.floor(g), math.floor(bl),
-          x + 14, top - 4, names[k]))
+          x + 14, top - 4, lnames[k]))
         x = x + 80
       end
     end
   end
   put('<g id="frames">\n')
   local fontw = fs * 0.59
-  for _, b in ipairs(boxes) do
-    local node, start, depth = b[1], b[2], b[3]
+  for i = 1, nb do
+    local name, v, start, depth = names[i], values[i], starts[i], depths[i]
+    local delta = deltas and deltas[i] or 0
     local x = xpad + start * scale
-    local w = node.v * scale
-    local pct = 100 * node.v / total
+    local w = v * scale
+    local pct = 100 * v / total
     local tip
     if diff then
-      tip = string.format("%s (%s %s, %.2f%%; %+.2f%% vs base)", node.name, commas(node.v), unit, pct,
-        100 * (node.delta or 0) / total)
+      tip = string.format("%s (%s %s, %.2f%%; %+.2f%% vs base)", name, commas(v), unit, pct,
+        100 * delta / total)
     else
-      tip = string.format("%s (%s %s, %.2f%%)", node.name, commas(node.v), unit, pct)
+      tip = string.format("%s (%s %s, %.2f%%)", name, commas(v), unit, pct)
     end
     local label = ""
     local chars = math.floor((w - 3) / fontw)
     if chars >= 3 then
-      label = node.name
+      label = name
       if #label > chars then label = label:sub(1, chars - 2) .. ".." end
     end
     local yy = ypos(depth)
     put(string.format('<g class="f" data-s="%.17g" data-e="%.17g" data-d="%d"><title>%s</title>' ..
       '<rect x="%.1f" y="%d" width="%.1f" height="%d" fill="%s" rx="2"/>',
-      start, start + node.v, depth, xml(tip), x, yy, w, fh - 1, colour(node, diff, maxd)))
+      start, start + v, depth, xml(tip), x, yy, w, fh - 1, colour(name, kinds[i], delta, diff, maxd)))
     if label ~= "" then
       put(string.format('<text x="%.1f" y="%d">%s</text>', x + 3, yy + fh - 4, xml(label)))
     end
     put('</g>\n')
   end
   put('</g>\n</svg>\n')
-  return table.concat(out), { boxes = #boxes, omitted = omitted, omitted_weight = omitted_w,
+  return table.concat(out), { boxes = nb, omitted = omitted, omitted_weight = omitted_w,
     total = total, minwidth = minw, maxdelta = maxd }
+end
+
+-- Renders a stack list as SVG text.  opts:
+--   layout      "flame" (default) | "inverted" | "flamechart"
+--   diff        a base stack list: differential colouring; negate flips
+--               the direction (widths from the base)
+--   weight      "samples" (default) | "period"
+--   title, subtitle, width (px, 1200), minwidth (px, 0.1), maxboxes (10000:
+--               a file Chromium opens in about a second)
+--   comm        false: no command frame at the root
+function M.render(list, opts)
+  opts = opts or {}
+  if type(list) ~= "table" then error("flame.render: expected a stack list", 2) end
+  local layout = layout_of(opts)
+  return emit(lay_out(list, opts, layout), list.meta, opts, layout)
+end
+
+-- The same SVG from a profile view (perf.ProfileView), its tree and layout
+-- built in C (v:flame{}): Lua formats only the boxes drawn.  vopts: the
+-- view's filters (event, comm, pid, tid); meta: the stack list's meta;
+-- opts: M.render's, but for diff and the flamechart layout.
+function M.render_view(view, vopts, meta, opts)
+  opts = opts or {}
+  local layout = layout_of(opts)
+  if opts.diff ~= nil or layout == "flamechart" then
+    error("flame.render_view: no diff or flamechart (render a stack list)", 2)
+  end
+  local fopts = { event = vopts.event, comm = vopts.comm, pid = vopts.pid, tid = vopts.tid,
+    comm_frame = opts.comm ~= false, weight = opts.weight, width = opts.width or 1200,
+    xpad = XPAD, minwidth = opts.minwidth or 0.1, maxboxes = opts.maxboxes or 10000 }
+  return emit(view:flame(fopts), meta, opts, layout)
 end
 
 return M

@@ -19,9 +19,12 @@ local parts = {
   "stat_report",
   "luaprofile",
   "unwind",
+  "jitmap",
+  "hist",
 }
 for _, name in ipairs(parts) do
   require("perf." .. name)(perf)
 end
+require("perf.query").install(perf)
 
 return perf

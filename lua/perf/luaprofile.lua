@@ -5,7 +5,7 @@
 --   prof:start(); work(); local p = prof:stop(); prof:close()
 --   print(p:folded()); p:top{ n = 10 }; p:flamegraph{}
 --
--- The C side (csrc/lua/l_luaprofile.c, the userdata perf.core.LuaProfile)
+-- The C side (csrc/lua/luaprofile/, the userdata perf.core.LuaProfile)
 -- samples and aggregates; perf.luaprofile wraps it in a Profiler whose
 -- stop() turns the raw result into a stack list (lua/perf/stacks.lua's
 -- shape), so the reports, folded text, flame graphs and exports of every
@@ -39,6 +39,7 @@ return function(perf)
     local list, index = {}, {}
     local samples, period = 0, 0
     local names = raw.counters or {}
+    local extra = raw.weights or {}   -- "wait", "alloc", "live" as asked for
     local symbolized = raw.profile:stacklist()
     raw.profile:close()
     for _, s in ipairs(symbolized) do
@@ -71,8 +72,9 @@ return function(perf)
       local st = index[key]
       if not st then
         st = { frames = frames, count = 0, period = 0, event = raw.event,
-          counters = {}, vmstate = vmstate, vmpos = vmpos }
+          counters = {}, weights = {}, vmstate = vmstate, vmpos = vmpos }
         for _, n in ipairs(names) do st.counters[n] = 0 end
+        for _, n in ipairs(extra) do st.weights[n] = 0 end
         index[key] = st
         list[#list + 1] = st
       end
@@ -80,6 +82,9 @@ return function(perf)
       st.period = st.period + s.period
       for _, n in ipairs(names) do
         st.counters[n] = st.counters[n] + (s.weights and tonumber(s.weights[n]) or 0)
+      end
+      for _, n in ipairs(extra) do
+        st.weights[n] = st.weights[n] + (s.weights and tonumber(s.weights[n]) or 0)
       end
       samples = samples + s.count
       period = period + s.period
@@ -89,7 +94,11 @@ return function(perf)
       unattributed = tonumber(raw.unattributed) or 0,
       signals = tonumber(raw.signals) or 0, safepoints = tonumber(raw.safepoints) or 0,
       safepoint_ns = tonumber(raw.safepoint_ns) or 0, counters = names,
-      native = raw.native }
+      native = raw.native, weights = extra }
+    for _, k in ipairs({ "wait_ns", "waits", "preempted_ns", "alloc_bytes", "alloc_samples",
+      "alloc_rate" }) do
+      list.meta[k] = tonumber(raw[k])
+    end
     return list
   end
 
@@ -114,23 +123,59 @@ return function(perf)
     return copy
   end
 
-  -- Weighting by a counter: a copy of the list whose periods are its deltas.
+  -- The weights other than samples: their unit and their name in pprof.
+  local WEIGHTS = {
+    wait = { unit = "nanoseconds", event = "wait", what = "wait = true" },
+    alloc = { unit = "bytes", event = "alloc_space", what = "alloc = N" },
+    live = { unit = "bytes", event = "inuse_space", what = "alloc = N" },
+  }
+
+  -- The stacks that have CPU samples: stacks charged only with wait time
+  -- or allocations are left out of the samples' views (a copy, cached).
+  local sampled_cache = setmetatable({}, { __mode = "k" })
+  local function sampled(list)
+    if #(list.meta.weights or {}) == 0 then return list end
+    if sampled_cache[list] then return sampled_cache[list] end
+    local copy = { meta = list.meta }
+    for _, st in ipairs(list) do
+      if st.count > 0 then copy[#copy + 1] = st end
+    end
+    sampled_cache[list] = copy
+    return copy
+  end
+
+  -- Weighting by a counter, wait time, bytes allocated or live: a copy of
+  -- the list whose periods are those (stacks without any left out).
   -- With opts.vmstate, the VM state is a frame of each stack.
   local function weighted(list, opts)
     if opts and opts.vmstate then list = with_vmstate(list) end
     local w = opts and opts.weight
-    if not w or w == "samples" or w == "period" then return list, opts end
+    if not w or w == "samples" or w == "period" then return sampled(list), opts end
+    local extra = WEIGHTS[w]
+    if extra then
+      local have = false
+      for _, n in ipairs(list.meta.weights or {}) do have = have or n == w end
+      if not have then
+        error("this profile has no '" .. w .. "' weight: profile with " .. extra.what, 3)
+      end
+    end
     local copy = { meta = {} }
     for k, v in pairs(list.meta) do copy.meta[k] = v end
     local total = 0
-    for i, st in ipairs(list) do
-      local v = st.counters[w]
+    for _, st in ipairs(list) do
+      local v
+      if extra then v = st.weights[w] else v = st.counters[w] end
       if v == nil then error("no counter named '" .. tostring(w) .. "' in this profile", 3) end
-      copy[i] = { frames = st.frames, count = st.count, period = v, event = st.event,
-        counters = st.counters }
-      total = total + v
+      if not extra or v > 0 then
+        copy[#copy + 1] = { frames = st.frames, count = st.count, period = v, event = st.event,
+          counters = st.counters, weights = st.weights }
+        total = total + v
+      end
     end
     copy.meta.period = total
+    if extra then
+      copy.meta.unit, copy.meta.event, copy.meta.weight = extra.unit, extra.event, w
+    end
     local o = {}
     for k, v in pairs(opts) do o[k] = v end
     o.weight = "period"
@@ -161,13 +206,29 @@ return function(perf)
     local l, o = weighted(self.list, opts)
     return (perf.flame.render(l, o or {}))
   end
-  -- { {index=, duration=ns, samples=}, ... } in order: the frames marked
-  -- with prof:frame() (the last frames= of them); { slowest = N }: the N
-  -- longest, longest first.
+  -- A slowest frame's own profile (made once, when first asked for).
+  local function frame_profile(self, index)
+    local fp = self.frame_profiles
+    local v = fp and fp[index]
+    if v == nil or getmetatable(v) == LP then return v end
+    local raw = self.raw_meta
+    local lp = setmetatable({ list = to_list({ profile = v, event = raw.event,
+      counters = raw.counters, weights = raw.weights, native = raw.native }),
+      raw_frames = {}, frames_total = 0 }, LP)
+    fp[index] = lp
+    return lp
+  end
+
+  -- { {index=, duration=ns, samples=, wait=ns, alloc=bytes}, ... } in
+  -- order: the frames marked with prof:frame() (the last frames= of them;
+  -- wait with wait = true, alloc, exact, with alloc = N, else 0);
+  -- { slowest = N }: the N longest, longest first, each with .profile
+  -- (its own profile: the frame_profiles= slowest frames keep one).
   function LP:frames(opts)
     local out = {}
     for i, f in ipairs(self.raw_frames) do
-      out[i] = { index = f[1], duration = f[2], samples = f[3] }
+      out[i] = { index = f[1], duration = f[2], samples = f[3], wait = f[4] or 0,
+        alloc = f[5] or 0 }
     end
     if opts and opts.slowest then
       table.sort(out, function(a, b)
@@ -175,11 +236,13 @@ return function(perf)
         return a.index < b.index
       end)
       for i = #out, opts.slowest + 1, -1 do out[i] = nil end
+      for _, f in ipairs(out) do f.profile = frame_profile(self, f.index) end
     end
     return out
   end
   function LP:pprof(opts)
-    return perf.pprof.render(weighted(self.list, opts and { vmstate = opts.vmstate }), opts)
+    local l = weighted(self.list, opts and { vmstate = opts.vmstate, weight = opts.weight })
+    return perf.pprof.render(l, opts)
   end
   function LP:speedscope(opts)
     return perf.speedscope.render(weighted(self.list, opts and { vmstate = opts.vmstate }), opts)
@@ -203,7 +266,9 @@ return function(perf)
   function Profiler:stop()
     local raw = self.core:stop()
     return setmetatable({ list = to_list(raw), raw_frames = raw.frames or {},
-      frames_total = tonumber(raw.frames_total) or 0 }, LP)
+      frames_total = tonumber(raw.frames_total) or 0, frame_profiles = raw.frame_profiles,
+      raw_meta = { event = raw.event, counters = raw.counters, weights = raw.weights,
+        native = raw.native } }, LP)
   end
   function Profiler:frame() return self.core:frame() end
   function Profiler:stats() return self.core:stats() end

@@ -110,7 +110,10 @@ function M.encode(list, opts)
     return int_field(1, str(t)) .. int_field(2, str(u))
   end
   put(bytes_field(1, value_type("samples", "count")))
-  put(bytes_field(1, value_type(event, period_unit(event))))
+  -- meta.unit: a weight other than the event's period (luaprofile's wait,
+  -- alloc and live weights: nanoseconds, bytes)
+  local unit = meta.unit or period_unit(event)
+  put(bytes_field(1, value_type(event, unit)))
 
   local mappings, mapping_of = {}, {}
   local functions, function_of = {}, {}
@@ -186,7 +189,7 @@ function M.encode(list, opts)
       int_field(3, str(fn.name)) .. int_field(4, str(fn.file))))
   end
   -- period_type / period: the event and its sampling period when fixed
-  local pt = bytes_field(11, value_type(event, period_unit(event)))
+  local pt = bytes_field(11, value_type(event, unit))
   local tail = { pt }
   if meta.sample_period and meta.sample_period > 0 then
     tail[#tail + 1] = int_field(12, meta.sample_period)

@@ -84,7 +84,15 @@ M.dso_name = dso_name
 
 -- Per-frame keys: what a frame contributes to a row.
 local frame_keys = {
-  sym = function(f) return sym_name(f) .. "\1" .. (f.kind == "kernel" and "k" or "u") end,
+  -- perf's sort__sym_cmp: a named symbol of an object is its object and
+  -- start there (two static functions of one name are two rows)
+  sym = function(f)
+    local k = sym_name(f) .. "\1" .. (f.kind == "kernel" and "k" or "u")
+    if f.sym_start and f.offset then
+      k = k .. "\1" .. dso_name(f) .. "\1" .. stacks.hex(f.sym_start)
+    end
+    return k
+  end,
   dso = function(f) return dso_name(f) end,
 }
 -- Per-stack keys: the same for every frame of a stack.
@@ -94,6 +102,8 @@ local stack_keys = {
   tid = function(s) return s.tid or -1 end,
   thread = function(s) return s.tid or -1 end,
   cpu = function(s) return s.cpu or -1 end,
+  -- perf's parent (lua/perf/query.lua sets it on the stacks it reports)
+  parent = function(s) return s.parent or "[other]" end,
   -- LuaJIT's VM state of an in-process profile's stack (luaprofile.lua)
   vmstate = function(s) return s.vmstate or "-" end,
 }
@@ -127,6 +137,7 @@ local function aggregate(list, opts)
       end
       r.comm, r.pid, r.tid, r.cpu, r.vmstate = s.comm, s.pid, s.tid, s.cpu, s.vmstate
       r.thread_comm = s.thread_comm
+      r.parent = s.parent or "[other]"
     end
     return r
   end
@@ -202,6 +213,18 @@ local function aggregate(list, opts)
     end
     return k
   end
+  -- counts stack s (weight w) once under the row of key, made from frame
+  -- f; own: the sample's own entry, which also takes self
+  local function count(seen, s, w, f, key, own)
+    if seen[key] then return end
+    seen[key] = true
+    local r = row(key, s, f)
+    r.total = r.total + w
+    if own then
+      r.self = r.self + w
+      r.samples = r.samples + (s.count or 1)
+    end
+  end
   for _, s in ipairs(list) do
     if keep(s) then
       local w = period and (s.period or 0) or (s.count or 1)
@@ -238,33 +261,24 @@ local function aggregate(list, opts)
           end
           frames = view or frames
         end
-        for i = nf, 1, -1 do
-          local f = frames[i]
-          local key
-          if children and not (f.dso and f.dso ~= "[unknown]") and f.kind ~= "lua" then
-            key = fkey(as_level(f, "user")) .. sk
-          else
-            key = fkey(f) .. sk
-          end
-          if children and f.rel then
-            -- perf 6.1 keys the sample's own entry of an unnamed frame by its
-            -- address in the object, and the call chain's entries by the raw
-            -- address: in children mode the leaf is counted under both
-            local a = absolute(f)
-            local akey = fkey(a) .. sk
-            if not seen[akey] then
-              seen[akey] = true
-              local r = row(akey, s, a)
-              r.total = r.total + w
-            end
-          end
-          if (i == nf or not (children and f.rel)) and not seen[key] then
-            seen[key] = true
-            local r = row(key, s, f)
-            r.total = r.total + w
-            if i == nf then
-              r.self = r.self + w
-              r.samples = r.samples + (s.count or 1)
+        if not children then
+          for i = nf, 1, -1 do count(seen, s, w, frames[i], fkey(frames[i]) .. sk, i == nf) end
+        else
+          -- the sample's own entry first, then the call chain's, root
+          -- first: a row keyed by an address alone shows the level of the
+          -- entry that made it
+          for i = 0, nf do
+            local f = frames[i == 0 and nf or i]
+            if i > 0 and f.rel then
+              -- perf 6.1 keys the sample's own entry of an unnamed frame by
+              -- its address in the object, and the call chain's entries by
+              -- the raw address: the leaf is counted under both
+              local abs = absolute(f)
+              count(seen, s, w, abs, fkey(abs) .. sk, false)
+            elseif not (f.dso and f.dso ~= "[unknown]") and f.kind ~= "lua" then
+              count(seen, s, w, f, fkey(as_level(f, "user")) .. sk, i == 0)
+            else
+              count(seen, s, w, f, fkey(f) .. sk, i == 0)
             end
           end
         end
@@ -272,6 +286,18 @@ local function aggregate(list, opts)
     end
   end
   return order, total
+end
+
+-- perf's sample count in report and top headers: 2814 -> "2K" (integer
+-- division by 1000s, as perf prints it).
+function M.short_count(n)
+  local units = { "", "K", "M", "G" }
+  local u = 1
+  while n > 1000 and u < #units do
+    n = math.floor(n / 1000)
+    u = u + 1
+  end
+  return string.format("%d%s", n, units[u])
 end
 
 function M.top(list, opts)

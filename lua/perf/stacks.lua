@@ -102,6 +102,7 @@ local function make_frame(r, addr, is_kernel)
     f.line = r.line
     f.build_id = r.build_id
     f.offset = r.offset
+    if r.name then f.sym_start = r.sym_start end
   end
   return f
 end
@@ -329,15 +330,32 @@ function M.from_profile(p, sym, opts)
   return list
 end
 
+-- The events of src's header (a perf.File), or nil when it has none to
+-- give (another kind of source, a closed file).
+local function header_of(src)
+  if type(src) ~= "userdata" and type(src) ~= "table" then return nil end
+  local ok, hdr = pcall(function() return src:header() end)
+  if not ok or type(hdr) ~= "table" or type(hdr.events) ~= "table" then return nil end
+  return hdr
+end
+
+-- Whether an event of the file samples call chains (PERF_SAMPLE_CALLCHAIN,
+-- 1 << 5).
+local function has_callchains(f)
+  for _, ev in ipairs((header_of(f) or {}).events or {}) do
+    if math.floor((tonumber(ev.sample_type) or 0) / 32) % 2 == 1 then return true end
+  end
+  return false
+end
+
 -- Whether samples of src (a perf.File, or any source with :records()) carry
 -- user registers and stack bytes to unwind (perf record --call-graph dwarf):
 -- a file says so in its header (a pipe's events come in the stream: maybe);
 -- other sources when opts.dwarf says so.
 function M.is_dwarf(src, opts)
   if opts and opts.dwarf ~= nil then return opts.dwarf end
-  if type(src) ~= "userdata" and type(src) ~= "table" then return false end
-  local ok, hdr = pcall(function() return src:header() end)
-  if not ok or type(hdr) ~= "table" or type(hdr.events) ~= "table" then return false end
+  local hdr = header_of(src)
+  if not hdr then return false end
   if hdr.mode == "pipe" and #hdr.events == 0 then return true end
   for _, ev in ipairs(hdr.events) do
     -- PERF_SAMPLE_REGS_USER (1 << 12) and PERF_SAMPLE_STACK_USER (1 << 13)
@@ -642,7 +660,10 @@ function M.open_view(path, opts)
     if not sym then f:close(); return nil, serr end
   end
   local p, info = f:profile{ symbolizer = sym, mark_truncated = dwarf or nil, progress = opts.progress,
-    max_stack = opts.max_stack }
+    max_stack = opts.max_stack, frames = opts.frames ~= false }
+  -- a profile without frames keeps no chains to see: the file's events
+  -- say whether samples had them, as perf decides its children default
+  local file_chains = opts.frames == false and has_callchains(f)
   f:close()
   if not p then return nil, info end
   local v, verr = p:view{ symbolizer = sym, inline = opts.inline, lines = opts.lines,
@@ -673,6 +694,7 @@ function M.open_view(path, opts)
   if want ~= "" then meta.event = want end
   meta.samples, meta.period = sm.samples, sm.period
   meta.has_chains, meta.comm_width = sm.has_chains, sm.comm_width
+  if opts.frames == false then meta.has_chains = file_chains end
   if #names > 1 then
     meta.view_event = want
     meta.warnings = meta.warnings or {}

@@ -2,7 +2,8 @@
 --
 --   local res, err, errno = perf.stat{
 --     events = {"task-clock", "page-faults"} or "task-clock,page-faults",
---                                  -- default: perf stat's set
+--                                  -- default: perf stat's set; "{a,b}:mods"
+--                                  -- is a group (a row per member, .group)
 --     run = {"make", "-j2"},       -- a command: forked, counted from its exec,
 --                                  -- children included; or a function (this
 --                                  -- process, children it forks included)
@@ -146,21 +147,9 @@ return function(perf)
   local function split_events(events, system_wide)
     if events == nil then return default_events(system_wide) end
     if type(events) == "string" then
-      local list = {}
-      -- Commas inside pmu/.../ and {...} belong to the event.
-      local depth, cur = 0, {}
-      for ch in events:gmatch(".") do
-        if ch == "/" then depth = depth == 0 and 1 or 0 end
-        if ch == "{" then depth = depth + 1 elseif ch == "}" then depth = depth - 1 end
-        if ch == "," and depth == 0 then
-          list[#list + 1] = table.concat(cur); cur = {}
-        else
-          cur[#cur + 1] = ch
-        end
-      end
-      list[#list + 1] = table.concat(cur)
+      -- Commas inside pmu/.../ and {...} belong to the event (the core's split).
       local out = {}
-      for _, e in ipairs(list) do if e ~= "" then out[#out + 1] = e end end
+      for _, e in ipairs(core.split(events)) do if e ~= "" then out[#out + 1] = e end end
       return out
     end
     if type(events) ~= "table" then
@@ -175,54 +164,130 @@ return function(perf)
   -- perf.split_events("a,cpu/event=1,umask=2/,b") -> { "a", "cpu/...", "b" }
   perf.split_events = function(events) return split_events(events, false) end
 
-  local function close_all(counters)
-    for _, c in ipairs(counters) do if c.counter then c.counter:close() end end
+  -- A group's rows share its counter; its first row (the leader) drives it.
+  local function drives(r) return r.counter and (r.member or 1) == 1 end
+
+  local function close_all(rows)
+    for _, r in ipairs(rows) do if drives(r) then r.counter:close() end end
+  end
+
+  local function new_row(spec, name, counter)
+    local row = { spec = spec, name = name, counter = counter, supported = true }
+    row.kind = kind_of(name)
+    row.unit = row.kind == "clock" and "msec" or ""
+    row.scale = row.kind == "clock" and 1e-6 or 1
+    return row
+  end
+
+  -- "{a,b}:mods" with each member's own text (what perf.parse gives).
+  local function group_text(members, mods, suffix)
+    local list = {}
+    for i, m in ipairs(members) do list[i] = m .. (suffix or "") end
+    return "{" .. table.concat(list, ",") .. "}" .. (mods ~= "" and (":" .. mods) or "")
+  end
+
+  -- A group spec: one core group, one row per member.  As perf stat: a
+  -- member the machine lacks is <not supported> and the others <not
+  -- counted> (perf's group read no longer matches the group); a leader it
+  -- lacks fails the whole count.  user_fallback retries an unmodified
+  -- group refused at paranoid 2 with every member :u, as perf does.
+  local function open_group(spec, copts, user_fallback)
+    local parsed = assert(core.parse(spec))
+    local members = {}
+    for i = 1, parsed.members do members[i] = parsed[i].spec end
+    local plain = parsed.mods == "" and not spec:find("[:/]", 2)
+    local g, msg, errno = core.group(spec, copts)
+    local names = members
+    if not g and (errno == 13 or errno == 1) and user_fallback and plain then
+      local g2, msg2, errno2 = core.group(group_text(members, "", ":u"), copts)
+      if g2 or unsupported_errno[errno2] then
+        g, msg, errno = g2, msg2, errno2
+        names = {}
+        for i, m in ipairs(members) do names[i] = m .. ":u" end
+      end
+    end
+    local rows = {}
+    if g then
+      local shared = {}
+      for i = 1, #members do
+        local row = new_row(names[i], g:name(i), g)
+        row.member, row.shared, row.group, row.given = i, shared, spec, members[i]
+        rows[i] = row
+      end
+      return rows
+    end
+    if not unsupported_errno[errno] then return nil, msg, errno end
+    -- Which member the machine lacks: each alone, with the group's modifiers.
+    local bad
+    for i, m in ipairs(names) do
+      local one, m1, e1 = core.group(group_text({ m }, parsed.mods), copts)
+      if one then one:close() elseif unsupported_errno[e1] then bad = { i, m1, e1 }; break end
+    end
+    if not bad or bad[1] == 1 then return nil, msg, errno end
+    for i = 1, #members do
+      local row = new_row(names[i], parsed[i].name, nil)
+      row.group, row.given = spec, members[i]
+      if i == bad[1] then
+        row.supported, row.error, row.errno = false, bad[2], bad[3]
+      else
+        row.uncounted = true
+      end
+      rows[i] = row
+    end
+    return rows
   end
 
   -- Opens every event; rows for unsupported ones; nil, msg, errno on a fatal failure.
   -- user_fallback: as perf stat does at perf_event_paranoid 2, an event
   -- without modifiers that is refused (EACCES/EPERM) is retried as :u.
+  -- A group spec ("{a,b}:mods") gives one row per member.
   local function open_events(specs, copts, user_fallback)
     local rows = {}
     local fell_back = false
-    for i, spec in ipairs(specs) do
-      local plain = not spec:find("[:/]")
-      local c, msg, errno
-      if fell_back and plain then
-        spec = spec .. ":u"
-        c, msg, errno = core.counter(spec, copts)
-      else
-        c, msg, errno = core.counter(spec, copts)
-        if not c and (errno == 13 or errno == 1) and user_fallback and plain then
-          local c2, msg2, errno2 = core.counter(spec .. ":u", copts)
-          if c2 or unsupported_errno[errno2] then
-            c, msg, errno, spec, fell_back = c2, msg2, errno2, spec .. ":u", true
-            -- The events already opened keep kernel counting; perf renames
-            -- only the rows it retried, and so do we.
-          end
-        end
-      end
-      local row = { spec = spec, name = c and c:name() or spec, counter = c }
-      if not c then
-        if not unsupported_errno[errno] then
+    for _, spec in ipairs(specs) do
+      if spec:sub(1, 1) == "{" then
+        local grows, msg, errno = open_group(spec, copts, user_fallback)
+        if not grows then
           close_all(rows)
           return nil, msg, errno
         end
-        row.supported, row.error, row.errno = false, msg, errno
+        for _, r in ipairs(grows) do rows[#rows + 1] = r end
       else
-        row.supported = true
+        local given = spec
+        local plain = not spec:find("[:/]")
+        local c, msg, errno
+        if fell_back and plain then
+          spec = spec .. ":u"
+          c, msg, errno = core.counter(spec, copts)
+        else
+          c, msg, errno = core.counter(spec, copts)
+          if not c and (errno == 13 or errno == 1) and user_fallback and plain then
+            local c2, msg2, errno2 = core.counter(spec .. ":u", copts)
+            if c2 or unsupported_errno[errno2] then
+              c, msg, errno, spec, fell_back = c2, msg2, errno2, spec .. ":u", true
+              -- The events already opened keep kernel counting; perf renames
+              -- only the rows it retried, and so do we.
+            end
+          end
+        end
+        local row = new_row(spec, c and c:name() or spec, c)
+        row.given = given
+        if not c then
+          if not unsupported_errno[errno] then
+            close_all(rows)
+            return nil, msg, errno
+          end
+          row.supported, row.error, row.errno = false, msg, errno
+        end
+        rows[#rows + 1] = row
       end
-      row.kind = kind_of(row.name)
-      row.unit = row.kind == "clock" and "msec" or ""
-      row.scale = row.kind == "clock" and 1e-6 or 1
-      rows[i] = row
     end
     return rows
   end
 
   local function for_counters(rows, method)
     for _, r in ipairs(rows) do
-      if r.counter then
+      if drives(r) then
         local ok, msg, errno = r.counter[method](r.counter)
         if not ok then return nil, msg, errno end
       end
@@ -235,19 +300,30 @@ return function(perf)
   -- the total and its parts come from the same read.
   local function read_all(rows, per_set)
     for _, r in ipairs(rows) do
+      local sh = r.shared
       if r.counter and per_set then
-        local e, msg, errno = r.counter:read_each(r.each)
-        if not e then return nil, msg, errno end
-        r.each = e
+        local e = sh and sh.each or (not sh and r.each) or nil
+        if drives(r) then
+          local msg, errno
+          e, msg, errno = r.counter:read_each(e)
+          if not e then return nil, msg, errno end
+          if sh then sh.each = e end
+        end
+        r.each = r.each or {}
         local raw, ena, run = 0, 0, 0
-        for _, x in ipairs(e) do
+        for j, x in ipairs(e) do
+          if r.member then x = x[r.member] end
+          r.each[j] = x
           raw, ena, run = raw + (x.raw or 0), ena + x.enabled, run + x.running
         end
         r.buf = { raw = raw, enabled = ena, running = run }
       elseif r.counter then
-        local v, msg, errno = r.counter:read(r.buf)
-        if not v then return nil, msg, errno end
-        r.buf = v
+        if drives(r) then
+          local v, msg, errno = r.counter:read(sh and sh.buf or r.buf)
+          if not v then return nil, msg, errno end
+          if sh then sh.buf = v else r.buf = v end
+        end
+        if sh then r.buf = sh.buf[r.member] end
       end
     end
     return true
@@ -269,7 +345,7 @@ return function(perf)
   end
 
   local function new_sample(r)
-    return { name = r.name, spec = r.spec, kind = r.kind, unit = r.unit,
+    return { name = r.name, spec = r.spec, given = r.given, kind = r.kind, unit = r.unit, group = r.group,
              scale = r.scale, supported = r.supported, error = r.error, errno = r.errno }
   end
 
@@ -645,9 +721,9 @@ return function(perf)
     for i, r in ipairs(res.runs) do walls[i] = r.elapsed end
     res.elapsed, res.elapsed_stddev = mean_stddev(walls)
     local events = {}
-    for i, spec in ipairs(specs) do
-      local first = res.runs[1].events[i]
-      local ev = { spec = spec, name = first.name, kind = first.kind, unit = first.unit,
+    for i, first in ipairs(res.runs[1].events) do
+      local ev = { spec = first.given or first.spec, name = first.name, kind = first.kind, unit = first.unit,
+                   group = first.group,
                    scale = first.scale, supported = first.supported, error = first.error,
                    errno = first.errno, values = {} }
       local ena, run = 0, 0

@@ -82,13 +82,15 @@ void counter__close(struct counter *c)
 	free(c);
 }
 
+static int ioctl_all(struct counter *c, unsigned long req);
+
 int counter__open_on(const struct perf_event_attr *attrs, size_t n, int as_group,
 		     const pid_t *pids, size_t npids, const int *cpus, size_t ncpus,
 		     struct counter **out, struct counter_failure *fail)
 {
 	struct counter *c;
 	size_t i, ev, nset;
-	int r;
+	int r, start;
 
 	*out = NULL;
 	if (fail != NULL) {
@@ -144,6 +146,11 @@ int counter__open_on(const struct perf_event_attr *attrs, size_t n, int as_group
 		return -ENOMEM;
 	}
 
+	/* perf's convention: everything opens disabled (a group's members
+	 * follow their leader), then starts at once when every fd is open.
+	 * A member opened enabled into a running leader may count nothing
+	 * until the group is next scheduled in. */
+	start = !attrs[0].disabled && !attrs[0].enable_on_exec;
 	for (i = 0; i < nset; i++) {
 		int cpu = c->cpus[i / c->npid];
 		pid_t pid = c->pids[i % c->npid];
@@ -153,6 +160,12 @@ int counter__open_on(const struct perf_event_attr *attrs, size_t n, int as_group
 			int fd;
 
 			a.size = sizeof a;
+			if (ev == 0 || !c->group) {
+				a.disabled = 1;
+			} else {
+				a.disabled = 0;
+				a.enable_on_exec = 0;
+			}
 			a.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED |
 					PERF_FORMAT_TOTAL_TIME_RUNNING | PERF_FORMAT_ID;
 			if (c->group)
@@ -173,6 +186,10 @@ int counter__open_on(const struct perf_event_attr *attrs, size_t n, int as_group
 			if (i == 0 && ioctl(fd, PERF_EVENT_IOC_ID, &c->ids[ev]) < 0)
 				c->ids[ev] = 0;
 		}
+	}
+	if (start && (r = ioctl_all(c, PERF_EVENT_IOC_ENABLE)) < 0) {
+		counter__close(c);
+		return r;
 	}
 	*out = c;
 	return 0;

@@ -45,7 +45,12 @@ struct counter_failure {
  * tasks; cpu: -1 any, >= 0 one, COUNTER_CPU_ALL every online one).
  * as_group != 0: attrs[0] leads, the rest are members read with one
  * syscall; as_group == 0 needs n == 1.  read_format is set here; the
- * attrs' other fields are used as given (disabled, inherit, ...).
+ * attrs' other fields are used as given (inherit, exclude_*, ...), except
+ * the enable state, which follows perf: attrs[0] says it for the whole
+ * set.  Every fd opens disabled (a group's members enabled, following
+ * their leader), enable_on_exec on leaders only; when attrs[0] is neither
+ * disabled nor enable_on_exec, every fd set is enabled (a group through
+ * its leader, PERF_IOC_FLAG_GROUP) once all of them are open.
  * Returns 0 or -errno (fail, when not NULL, says which open failed).
  */
 int counter__open(const struct perf_event_attr *attrs, size_t n, int as_group,

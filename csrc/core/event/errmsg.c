@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include "event/errmsg.h"
 #include "base/perf_sys.h"
+#include "event/pmu.h"
 
 static void add(char *buf, size_t len, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -70,15 +71,35 @@ static int owned_by_other(pid_t pid)
 	return stat(path, &st) == 0 && st.st_uid != geteuid();
 }
 
+/* "uprobe" or "kprobe" when attr is of a probe PMU (event/probe.h), else NULL. */
+static const char *probe_pmu(const struct perf_event_attr *attr)
+{
+	char name[PMU_NAME_MAX];
+
+	if (attr->type < PERF_TYPE_MAX || pmu__name_of(attr->type, name, sizeof name) < 0)
+		return NULL;
+	return !strcmp(name, "uprobe") ? "uprobe" : !strcmp(name, "kprobe") ? "kprobe" : NULL;
+}
+
 static void explain_access(char *buf, size_t len, const struct perf_event_attr *attr,
 			   pid_t pid, int cpu)
 {
 	int p = perf_sys__paranoid();
 	const char *fix = "CAP_PERFMON (or root)";
+	const char *probe = probe_pmu(attr);
 
 	if (geteuid() == 0) {
 		add(buf, len, "refused even for root: a seccomp filter, an LSM policy or a "
 			      "container without CAP_PERFMON blocks perf_event_open");
+		return;
+	}
+	if (probe != NULL) {
+		/* perf_uprobe_event_init and perf_kprobe_event_init check
+		 * CAP_SYS_ADMIN; CAP_PERFMON alone is refused (measured). */
+		add(buf, len, "%ss need CAP_SYS_ADMIN (or root): the kernel's %s PMU checks "
+			      "it whatever kernel.perf_event_paranoid (%d) says, even on your own "
+			      "process, and CAP_PERFMON is not enough; run as root or give the "
+			      "interpreter CAP_SYS_ADMIN", probe, probe, p);
 		return;
 	}
 	if (pid > 0 && owned_by_other(pid)) {
@@ -286,7 +307,13 @@ const char *errmsg__open(char *buf, size_t len, int err, const char *name,
 			    (unsigned long long)attr->config);
 		break;
 	case EINVAL:
-		explain_invalid(buf, len, attr, pid, cpu);
+		if (probe_pmu(attr) != NULL && attr->config2 != 0)
+			add(buf, len, "the kernel refused the %s at file offset 0x%llx: an "
+				      "offset must be at an instruction boundary inside the function "
+				      "(FUNC+OFF)", probe_pmu(attr),
+			    (unsigned long long)attr->config2);
+		else
+			explain_invalid(buf, len, attr, pid, cpu);
 		break;
 	case EMFILE:
 		add(buf, len, "the process ran out of file descriptors (one per event per "

@@ -7,6 +7,7 @@
  *   sys:event[:mods]     sched:sched_switch
  *   mem:ADDR[/LEN][:rwx][:mods]
  *   pmu/term[=val],.../[mods]
+ *   uprobe:PATH:FUNC[+OFF]  uretprobe:PATH:FUNC  kprobe:FUNC[+OFF]  (probe.c)
  *
  * Every failure writes a message that quotes the spec, names the bad part
  * and, for names, suggests the nearest known one.
@@ -64,6 +65,8 @@ const char *evspec__kind_name(enum evspec_kind kind)
 	case EVSPEC_PMU: return "pmu";
 	case EVSPEC_RAW: return "raw";
 	case EVSPEC_BREAKPOINT: return "breakpoint";
+	case EVSPEC_UPROBE: return "uprobe";
+	case EVSPEC_KPROBE: return "kprobe";
 	}
 	return "pmu";
 }
@@ -145,7 +148,7 @@ static int all_modifier_chars(const char *s)
  * named is let back in; G/H likewise for guest and host; :u and :p also
  * exclude the guest unless G/H were given.
  */
-static int apply_modifiers(struct ctx *c, const char *mods)
+static int apply_modifiers(struct ctx *c, const char *mods, int add)
 {
 	struct perf_event_attr *a = &c->ev->attr;
 	int eu = 0, ek = 0, eh = 0, eH = 0, eG = 0, eI = 0, precise = 0;
@@ -154,6 +157,21 @@ static int apply_modifiers(struct ctx *c, const char *mods)
 
 	if (*mods == '\0')
 		return 0;
+	/* A group's modifiers start from each member's own (perf's
+	 * get_event_modifier with the evsel given). */
+	if (add) {
+		eu = (int)a->exclude_user;
+		ek = (int)a->exclude_kernel;
+		eh = (int)a->exclude_hv;
+		eH = (int)a->exclude_host;
+		eG = (int)a->exclude_guest;
+		eI = (int)a->exclude_idle;
+		precise = (int)a->precise_ip;
+		pinned = (int)a->pinned;
+		exclusive = (int)a->exclusive;
+		exclude = eu | ek | eh;
+		exclude_GH = c->ev->exclude_GH;
+	}
 	if (strlen(mods) > 15)
 		return fail(c, -EINVAL, "too many modifiers '%s'%s", mods, in_spec(c, mods));
 	for (p = mods; *p != '\0'; p++) {
@@ -179,11 +197,13 @@ static int apply_modifiers(struct ctx *c, const char *mods)
 			eh = 0;
 			break;
 		case 'G':
+			c->ev->exclude_GH = 1;
 			if (!exclude_GH)
 				exclude_GH = eH = 1;
 			eG = 0;
 			break;
 		case 'H':
+			c->ev->exclude_GH = 1;
 			if (!exclude_GH)
 				exclude_GH = eG = 1;
 			eH = 0;
@@ -238,7 +258,7 @@ static int modifiers_after_colon(struct ctx *c, const char *mods)
 {
 	if (*mods == '\0')
 		return fail(c, -EINVAL, "missing modifier after ':' in '%s'", c->spec);
-	return apply_modifiers(c, mods);
+	return apply_modifiers(c, mods, 0);
 }
 
 /* ---- PMU terms ---- */
@@ -464,7 +484,7 @@ static int parse_pmu_form(struct ctx *c, const char *slash)
 	if (close[1] == ':')
 		return fail(c, -EINVAL, "unexpected ':' after '/' in '%s' (write %.*s%s)",
 			    c->spec, (int)(close - c->spec + 1), c->spec, close + 2);
-	return apply_modifiers(c, close + 1);
+	return apply_modifiers(c, close + 1, 0);
 }
 
 /* mem:ADDR[/LEN][:rwx][:mods] */
@@ -760,13 +780,27 @@ static int parse_colon_forms(struct ctx *c)
 	return rc;
 }
 
+/* uprobe:PATH:FUNC and friends (probe.c): no modifiers, every hit. */
+static int parse_probe(struct ctx *c)
+{
+	struct evspec *ev = c->ev;
+	int rc;
+
+	rc = probe__parse(c->spec, &ev->attr, &ev->probe, c->err, c->errlen);
+	if (rc < 0)
+		return rc;
+	ev->kind = ev->probe.kernel ? EVSPEC_KPROBE : EVSPEC_UPROBE;
+	set_text(ev->pmu, sizeof ev->pmu, ev->probe.kernel ? "kprobe" : "uprobe");
+	return 0;
+}
+
 /* A comma outside pmu/.../ separates events. */
 static int top_level_comma(const char *spec)
 {
 	const char *a = strchr(spec, '/'), *b = a ? strchr(a + 1, '/') : NULL;
 	const char *p;
 
-	if (strncmp(spec, "mem:", 4) == 0)
+	if (strncmp(spec, "mem:", 4) == 0 || probe__is_spec(spec))
 		a = b = NULL;
 	for (p = spec; *p != '\0'; p++)
 		if (*p == ',' && !(a != NULL && b != NULL && p > a && p < b))
@@ -801,9 +835,13 @@ int evspec__parse(const char *spec, struct evspec *out, char *err, size_t errlen
 		if ((unsigned char)*p <= ' ' || (unsigned char)*p >= 0x7f)
 			return fail(&c, -EINVAL, "unexpected %s at offset %d in '%s'",
 				    *p == ' ' ? "space" : "character", (int)(p - spec), spec);
+		if ((*p == '{' || *p == '}') && spec[0] == '{')
+			return fail(&c, -EINVAL, "'%s' is an event group: parse it with "
+				    "evgroup__parse (perf.parse and perf.group take it)", spec);
 		if (*p == '{' || *p == '}')
-			return fail(&c, -EINVAL, "event groups '{...}' are not parsed here ('%s'); "
-				    "pass the events to perf.group{...}", spec);
+			return fail(&c, -EINVAL, "unexpected '%c' at offset %d in '%s' "
+				    "(a group is {ev1,ev2,...} or {ev1,ev2,...}:mods)",
+				    *p, (int)(p - spec), spec);
 	}
 	if (top_level_comma(spec))
 		return fail(&c, -EINVAL, "',' in '%s': one event per spec "
@@ -815,7 +853,9 @@ int evspec__parse(const char *spec, struct evspec *out, char *err, size_t errlen
 	set_text(out->name, sizeof out->name, spec);
 
 	slash = strchr(spec, '/');
-	if (strncmp(spec, "mem:", 4) == 0)
+	if (probe__is_spec(spec))
+		rc = parse_probe(&c);
+	else if (strncmp(spec, "mem:", 4) == 0)
 		rc = parse_breakpoint(&c);
 	else if (slash != NULL)
 		rc = parse_pmu_form(&c, slash);
@@ -824,6 +864,22 @@ int evspec__parse(const char *spec, struct evspec *out, char *err, size_t errlen
 	if (rc != 0)
 		memset(out, 0, sizeof *out);
 	return rc;
+}
+
+int evspec__add_modifiers(struct evspec *ev, const char *mods, char *err, size_t errlen)
+{
+	struct ctx c;
+
+	memset(&c, 0, sizeof c);
+	c.spec = mods != NULL ? mods : "";
+	c.ev = ev;
+	c.err = err;
+	c.errlen = errlen;
+	if (errlen > 0)
+		err[0] = '\0';
+	if (mods == NULL || *mods == '\0')
+		return fail(&c, -EINVAL, "missing modifier after ':'");
+	return apply_modifiers(&c, mods, 1);
 }
 
 int evspec__split(const char *list, int (*fn)(const char *ev, void *arg), void *arg)
@@ -840,7 +896,10 @@ int evspec__split(const char *list, int (*fn)(const char *ev, void *arg), void *
 			if (braces > 0)
 				braces--;
 		} else if (*p == '/') {
-			/* mem:ADDR/LEN has a single slash that opens nothing. */
+			/* mem:ADDR/LEN has a single slash that opens nothing;
+			 * a probe's path has slashes that open nothing. */
+			if (probe__is_spec(start))
+				continue;
 			if (in_slashes || strncmp(start, "mem:", 4) != 0)
 				in_slashes = !in_slashes;
 		} else if (*p == '\0' || (*p == ',' && braces == 0 && !in_slashes)) {

@@ -3,6 +3,7 @@
  *
  *   cycles  cpu-clock:u  L1-dcache-load-misses  sched:sched_switch  r01c4
  *   mem:0x1000/8:rw  msr/tsc/  cpu/event=0x3c,umask=0,name=x/pp
+ *   uprobe:/bin/bash:readline  uretprobe:libc:malloc  (event/probe.h)
  *
  * Implemented in evspec.c (grammar), pmu.c (sysfs PMUs) and evcatalog.c
  * (the symbolic names, perf list).  Plain C, no Lua.
@@ -12,6 +13,7 @@
 
 #include <stddef.h>
 #include <linux/perf_event.h>
+#include "event/probe.h"
 
 #define EVSPEC_NAME_MAX 256
 /* The longest spec accepted (bytes, without the NUL). */
@@ -25,6 +27,8 @@ enum evspec_kind {
 	EVSPEC_PMU,         /* msr/tsc/, pmu/event=1/, a sysfs alias, type:config */
 	EVSPEC_RAW,         /* r01c4 */
 	EVSPEC_BREAKPOINT,  /* mem:0x1000/8:rw */
+	EVSPEC_UPROBE,      /* uprobe:PATH:FUNC, uretprobe:PATH:FUNC */
+	EVSPEC_KPROBE,      /* kprobe:FUNC, kretprobe:FUNC */
 };
 
 struct evspec {
@@ -36,9 +40,12 @@ struct evspec {
 	enum evspec_kind kind;
 	int precise_max;              /* :P — perf opens with the highest precise_ip that works */
 	int sample_read;              /* :S — read the group at each sample (PERF_SAMPLE_READ) */
+	int exclude_GH;               /* :G or :H was given (a group's :u keeps the guest) */
+	struct probe probe;           /* EVSPEC_UPROBE, EVSPEC_KPROBE */
 };
 
-/* "hardware", "software", "cache", "tracepoint", "pmu", "raw", "breakpoint". */
+/* "hardware", "software", "cache", "tracepoint", "pmu", "raw", "breakpoint",
+ * "uprobe", "kprobe". */
 const char *evspec__kind_name(enum evspec_kind kind);
 
 /*
@@ -50,9 +57,17 @@ const char *evspec__kind_name(enum evspec_kind kind);
  * likewise for guest and host; :p.. sets precise_ip (at most 3) and
  * excludes the guest; :D pinned; :e exclusive; :I exclude_idle.
  * Breakpoints get perf's default sample_period of 1 (has_period stays 0, so
- * a caller's period or frequency replaces it).
+ * a caller's period or frequency replaces it).  Probes (event/probe.h) get
+ * sample_period 1 the same way: every hit.
  */
 int evspec__parse(const char *spec, struct evspec *out, char *err, size_t errlen);
+
+/*
+ * Applies modifiers (the text after a group's ':') on top of the event's
+ * own, as perf applies a group's to each member: :k on a member and :u on
+ * its group count both levels.  Returns 0 or -EINVAL with a message.
+ */
+int evspec__add_modifiers(struct evspec *ev, const char *mods, char *err, size_t errlen);
 
 /*
  * Splits "a,b,pmu/x=1,y=2/,c" into events at top-level commas (commas inside

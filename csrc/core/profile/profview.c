@@ -41,9 +41,10 @@ struct profview {
 	/* named frames of st: name index -> frame id + 1 */
 	uint32_t *named;
 	size_t nnamed;
+	int lines;
 	/* While building: the symbolizer's strings (stable until it is
 	 * deleted) interned by address; an object's short name by its id. */
-	struct u64map by_ptr, dsonames;
+	struct u64map by_ptr, dsonames, dsolabels;  /* dso id -> short name, folded label */
 };
 
 int profview__intern(struct profview *pv, const char *s, size_t len, uint32_t *id)
@@ -126,7 +127,7 @@ static struct pv_frame *new_frame(struct profview *pv, uint32_t *id)
 	*id = (uint32_t)pv->nframes;
 	f = &pv->frames[pv->nframes++];
 	memset(f, 0, sizeof *f);
-	f->name = f->mangled = f->dso = f->file = f->build_id = PV_NONE;
+	f->name = f->mangled = f->dso = f->file = f->build_id = f->srcline = PV_NONE;
 	return f;
 }
 
@@ -160,6 +161,42 @@ static int jit_map_tid(const char *dso, unsigned long *tid)
 	return strcmp(end, ".map") == 0;
 }
 
+/* "0x%016" PRIx64 without printf: every unnamed frame has one or two. */
+static const char *hex16(char *buf, uint64_t v)
+{
+	static const char digits[] = "0123456789abcdef";
+	int i;
+
+	buf[0] = '0';
+	buf[1] = 'x';
+	for (i = 17; i >= 2; i--, v >>= 4)
+		buf[i] = digits[v & 15];
+	buf[18] = '\0';
+	return buf;
+}
+
+/* The label of an unnamed frame of object dso: "[libfoo.so]" (folded
+ * stacks' spelling), made once per object. */
+static uint32_t dso_label(struct profview *pv, uint32_t dso_id, const char *dso, int *rc)
+{
+	uint32_t *v = u64map__find(&pv->dsolabels, dso_id), id;
+	char b[4096], buf[4200];
+	int added;
+
+	if (v)
+		return *v;
+	basename_of(dso, b, sizeof b);
+	if (b[0] == '[') {
+		id = intern(pv, b, rc);
+	} else {
+		snprintf(buf, sizeof buf, "[%s]", b);
+		id = intern(pv, buf, rc);
+	}
+	if (!*rc && !u64map__insert(&pv->dsolabels, dso_id, id, &added))
+		*rc = -ENOMEM;
+	return id;
+}
+
 /* The strings reports print and key on (see pv_frame). */
 static int derive(struct profview *pv, struct pv_frame *f)
 {
@@ -172,27 +209,15 @@ static int derive(struct profview *pv, struct pv_frame *f)
 		f->symname = f->abs_symname = f->label = f->name;
 	} else {
 		/* perf's "%#.16llx": no 0x before a zero */
-		if (f->addr == 0)
-			snprintf(buf, sizeof buf, "0000000000000000");
+		f->abs_symname = intern(pv, f->addr == 0 ? "0000000000000000" : hex16(buf, f->addr),
+					&rc);
+		if (f->has_rel)
+			f->symname = intern(pv, hex16(buf, f->rel), &rc);
 		else
-			snprintf(buf, sizeof buf, "0x%016" PRIx64, f->addr);
-		f->abs_symname = intern(pv, buf, &rc);
-		if (f->has_rel) {
-			snprintf(buf, sizeof buf, "0x%016" PRIx64, f->rel);
-			f->symname = intern(pv, buf, &rc);
-		} else {
 			f->symname = f->abs_symname;
-		}
 		/* folded stacks: the object as "[libfoo.so]" */
 		if (dso && *dso && strcmp(dso, "[unknown]") != 0) {
-			char b[4096];
-			basename_of(dso, b, sizeof b);
-			if (b[0] == '[')
-				f->label = intern(pv, b, &rc);
-			else {
-				snprintf(buf, sizeof buf, "[%s]", b);
-				f->label = intern(pv, buf, &rc);
-			}
+			f->label = dso_label(pv, f->dso, dso, &rc);
 		} else {
 			f->label = intern(pv, "[unknown]", &rc);
 		}
@@ -242,7 +267,33 @@ static void lua_frame_place(struct profview *pv, struct pv_frame *f, const char 
 	f->line = (uint32_t)strtoul(name + colon + 1, NULL, 10);
 }
 
-static int named_frame(struct profview *pv, uint64_t named, uint32_t *id)
+/*
+ * perf report's srcline of a frame (util/srcline.c, perf 6.1): the line
+ * table's "file:line" with the file's base name; where there is none,
+ * "sym+offset" (offset in decimal) or, without a symbol, the object's
+ * short name and its own address ("ls[6b33]"); without an object, "??:0".
+ */
+static int frame_srcline(struct profview *pv, struct pv_frame *f)
+{
+	char buf[4200], base[4096];
+	int rc = 0;
+
+	if (f->file != PV_NONE) {
+		basename_of(profview__str(pv, f->file), base, sizeof base);
+		snprintf(buf, sizeof buf, "%s:%u", base, f->line);
+	} else if (f->name != PV_NONE && f->has_offset) {
+		snprintf(buf, sizeof buf, "%s+%" PRIu64, profview__str(pv, f->name), f->offset);
+	} else if (f->has_dso) {
+		uint64_t a = f->has_dso_addr ? f->dso_addr : f->has_rel ? f->rel : f->addr;
+		snprintf(buf, sizeof buf, "%s[%" PRIx64 "]", profview__str(pv, f->dsoname), a);
+	} else {
+		snprintf(buf, sizeof buf, "??:0");
+	}
+	f->srcline = intern(pv, buf, &rc);
+	return rc;
+}
+
+static int named_frame(struct profview *pv, uint64_t named, int lines, uint32_t *id)
 {
 	uint64_t idx = named & ~STACKTAB_NAMED_MASK;
 	const char *name = stacktab__name(pv->st, named);
@@ -274,6 +325,8 @@ static int named_frame(struct profview *pv, uint64_t named, uint32_t *id)
 		lua_frame_place(pv, f, name, &rc);
 	if (!rc)
 		rc = derive(pv, f);
+	if (!rc && lines)
+		rc = frame_srcline(pv, f);
 	pv->named[idx] = *id + 1;
 	return rc;
 }
@@ -299,6 +352,7 @@ static int resolve_addr(struct profview *pv, const struct profview_opts *o,
 	unsigned ninl = 0, j;
 	const struct sym_inline *inl = NULL;
 
+	memset(&r, 0, sizeof r);
 	if (o->sym)
 		resolved = symbolizer__resolve(o->sym, pid, a->addr, flags, &r) == 0;
 	f = new_frame(pv, &id);
@@ -328,12 +382,17 @@ static int resolve_addr(struct profview *pv, const struct profview_opts *o,
 			f->build_id = intern(pv, r.build_id, &rc);
 		f->offset = r.offset;
 		f->has_offset = 1;
+		f->sym_start = r.dso_addr - r.offset;
 		if (o->inlines && r.nr_inlined > 0) {
 			ninl = r.nr_inlined;
 			inl = r.inlined;
 			if (r.name && inl[ninl - 1].name && !strcmp(inl[ninl - 1].name, r.name))
 				ninl--;
 		}
+	}
+	if (r.dso && r.dso_addr) {
+		f->dso_addr = r.dso_addr;
+		f->has_dso_addr = 1;
 	}
 	if (!kernel && a->addr == PV_TRUNCATED_ADDR && o->truncated_marks) {
 		f->name = intern(pv, "[truncated]", &rc);
@@ -360,7 +419,7 @@ static int resolve_addr(struct profview *pv, const struct profview_opts *o,
 			}
 		}
 	}
-	if (rc || (rc = derive(pv, f)))
+	if (rc || (rc = derive(pv, f)) || (o->lines && (rc = frame_srcline(pv, f))))
 		return rc;
 	/* the functions inlined here: outermost first, innermost deepest */
 	for (j = ninl; j > 0; j--) {
@@ -377,7 +436,7 @@ static int resolve_addr(struct profview *pv, const struct profview_opts *o,
 			g->file = intern(pv, inl[j - 1].file, &rc);
 			g->line = inl[j - 1].line;
 		}
-		if (rc || (rc = derive(pv, g)))
+		if (rc || (rc = derive(pv, g)) || (o->lines && (rc = frame_srcline(pv, g))))
 			return rc;
 		a->n++;
 	}
@@ -474,7 +533,7 @@ static int build(struct profview *pv, const struct profview_opts *o)
 			/* a named frame of the table (a junk word of a frame-pointer
 			 * walk may look like one: it is an address) */
 			if (stacktab__is_named(a) && stacktab__name(st, a)) {
-				rc = named_frame(pv, a, &id);
+				rc = named_frame(pv, a, o->lines, &id);
 				stack_addr[nsa++] = id | UINT32_C(0x80000000);
 				if (rc)
 					break;
@@ -588,6 +647,7 @@ int profview__new(const struct stacktab *st, const struct profview_opts *o,
 	if (!pv)
 		return -ENOMEM;
 	pv->st = st;
+	pv->lines = o->lines;
 	pv->strs = keytab__new();
 	if (!pv->strs) {
 		profview__delete(pv);
@@ -595,9 +655,11 @@ int profview__new(const struct stacktab *st, const struct profview_opts *o,
 	}
 	u64map__init(&pv->by_ptr);
 	u64map__init(&pv->dsonames);
+	u64map__init(&pv->dsolabels);
 	rc = build(pv, o);
 	u64map__exit(&pv->by_ptr);
 	u64map__exit(&pv->dsonames);
+	u64map__exit(&pv->dsolabels);
 	if (rc) {
 		profview__delete(pv);
 		return rc;
@@ -617,10 +679,12 @@ void profview__delete(struct profview *pv)
 	free(pv->named);
 	u64map__exit(&pv->by_ptr);
 	u64map__exit(&pv->dsonames);
+	u64map__exit(&pv->dsolabels);
 	free(pv);
 }
 
 const struct stacktab *profview__table(const struct profview *pv) { return pv->st; }
+int profview__has_lines(const struct profview *pv) { return pv->lines; }
 size_t profview__nstacks(const struct profview *pv) { return pv->nstacks; }
 size_t profview__nframes(const struct profview *pv) { return pv->nframes; }
 
@@ -631,6 +695,50 @@ void profview__stack(const struct profview *pv, size_t i, const uint32_t **ids, 
 }
 
 unsigned profview__depth(const struct profview *pv, size_t i) { return pv->stacks[i].depth; }
+
+int profview__flame_groups(const struct profview *pv, const uint8_t *keep, uint32_t *group,
+			   size_t *ngroups)
+{
+	size_t ns = profview__nstacks(pv), i, keycap = 256;
+	struct keytab *kt = keytab__new();
+	uint32_t *key = malloc(keycap * sizeof *key);
+	int rc = kt && key ? 0 : -ENOMEM;
+
+	*ngroups = 0;
+	for (i = 0; i < ns && !rc; i++) {
+		const uint32_t *ids;
+		unsigned n, j;
+		int added;
+
+		group[i] = PV_NONE;
+		if (keep && !keep[i])
+			continue;
+		profview__stack(pv, i, &ids, &n);
+		if ((size_t)n + 3 > keycap) {
+			uint32_t *nk = realloc(key, ((size_t)n + 3) * sizeof *nk);
+			if (!nk) {
+				rc = -ENOMEM;
+				break;
+			}
+			key = nk;
+			keycap = (size_t)n + 3;
+		}
+		key[0] = profview__event(pv, i);
+		key[1] = profview__comm(pv, i);
+		key[2] = n ? 0 : profview__depth(pv, i);
+		/* a flame graph's node is a frame's label and kind */
+		for (j = 0; j < n && ids; j++) {
+			const struct pv_frame *f = profview__frame(pv, ids[j]);
+			key[3 + j] = f->label << 3 | f->kind;
+		}
+		rc = keytab__intern(kt, key, ((size_t)n + 3) * sizeof *key, &group[i], &added);
+		if (!rc && added)
+			(*ngroups)++;
+	}
+	free(key);
+	keytab__delete(kt);
+	return rc;
+}
 uint32_t profview__comm(const struct profview *pv, size_t i) { return pv->stacks[i].comm; }
 uint32_t profview__thread_comm(const struct profview *pv, size_t i) { return pv->stacks[i].thread_comm; }
 uint32_t profview__event(const struct profview *pv, size_t i) { return pv->stacks[i].event; }

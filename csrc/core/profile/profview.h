@@ -51,10 +51,14 @@ struct pv_frame {
 	uint64_t addr;                 /* has_addr */
 	uint64_t rel;                  /* has_rel: addr within its mapping */
 	uint64_t offset;               /* has_offset: from the symbol's start */
+	uint64_t sym_start;            /* has_offset: the symbol's start in its
+					  object (perf keys symbols by it) */
+	uint64_t dso_addr;             /* has_dso_addr: addr in the object's ELF
+					  space (objdump's address) */
 	uint32_t name, mangled, dso, file, build_id;   /* string ids or PV_NONE */
 	uint32_t line;                 /* with file */
 	uint8_t kind;                  /* enum pv_kind */
-	uint8_t has_addr, has_rel, has_offset;
+	uint8_t has_addr, has_rel, has_offset, has_dso_addr;
 	/* What reports print and key on (string ids): the symbol as perf
 	 * report prints it (name, else the address in the object, else the
 	 * address), the same with the raw address (a call chain entry's
@@ -62,6 +66,10 @@ struct pv_frame {
 	 * flame graphs. */
 	uint32_t symname, abs_symname, dsoname, label;
 	uint8_t has_dso;               /* a dso other than "[unknown]" */
+	/* Views made with lines: perf report's srcline of the frame (string
+	 * id): "file:line" (the file's base name), else "sym+offset"
+	 * (decimal), else "object[hex address]", else "??:0". */
+	uint32_t srcline;
 };
 
 struct profview_opts {
@@ -77,6 +85,8 @@ int profview__new(const struct stacktab *st, const struct profview_opts *o,
 void profview__delete(struct profview *pv);
 
 const struct stacktab *profview__table(const struct profview *pv);
+/* Whether the view was made with lines (frames have srclines). */
+int profview__has_lines(const struct profview *pv);
 size_t profview__nstacks(const struct profview *pv);
 /* Stack i's frame ids, root first. */
 void profview__stack(const struct profview *pv, size_t i, const uint32_t **ids, unsigned *n);
@@ -101,6 +111,13 @@ size_t profview__nstrs(const struct profview *pv);
 int profview__intern(struct profview *pv, const char *s, size_t len, uint32_t *id);
 /* Bytes the view holds. */
 size_t profview__bytes(const struct profview *pv);
+
+/* The stacks a flame graph draws alike (one event and command, frames of
+ * the same labels and kinds), numbered first seen first: group[i] is
+ * stack i's, PV_NONE where keep (NULL: all) leaves stack i out; *ngroups
+ * their count.  0 or -ENOMEM. */
+int profview__flame_groups(const struct profview *pv, const uint8_t *keep, uint32_t *group,
+			   size_t *ngroups);
 
 /* Orders two interned strings as Lua's `<` does in the C locale (bytes). */
 int profview__strcmp(const struct profview *pv, uint32_t a, uint32_t b);

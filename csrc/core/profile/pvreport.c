@@ -6,16 +6,17 @@
  * once per stack in O(1).
  *
  * perf 6.1's children mode, followed here as lua/perf/report.lua does:
- * it walks a chain root first and an entry no object maps takes the level
- * ([k]/[.]) of the entry before it (the sample's own level before the
- * first); such an entry is keyed by its address alone (as a user one) and
- * shows the level of the sample that made its row.  An unnamed frame of a
- * mapped object is keyed, as the sample's own entry, by its address in the
- * object, and as a call chain entry by its raw address: in children mode
- * a leaf counts under both.
+ * it adds the sample's own entry, then walks the chain root first, and an
+ * entry no object maps takes the level ([k]/[.]) of the entry before it
+ * (the sample's own level before the first); such an entry is keyed by its
+ * address alone (as a user one) and shows the level of the entry that
+ * made its row.  An unnamed frame of a mapped object is keyed, as the
+ * sample's own entry, by its address in the object, and as a call chain
+ * entry by its raw address: in children mode a leaf counts under both.
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,13 +33,28 @@ struct pvreport {
 	char *keys;                   /* the key strings, one block */
 };
 
-/* The value of a stack key for stack i. */
+/* Keys read from a frame (the others from the stack). */
+static int is_frame_key(enum pvr_key k)
+{
+	return k == PVR_SYM || k == PVR_DSO || k == PVR_SRCLINE;
+}
+
+/* How many uint64_t a frame key takes in a key: a symbol is its name and
+ * level, then its object and start (0, 0 for a symbol without a start). */
+static unsigned frame_key_parts(enum pvr_key k)
+{
+	return k == PVR_SYM ? 3 : is_frame_key(k) ? 1 : 0;
+}
+
+/* The value of a stack key for stack i (parent: its parent's name id). */
 static uint64_t stack_part(struct profview *pv, enum pvr_key k, size_t i,
-			   const struct stacktab_entry *e, uint32_t unknown)
+			   const struct stacktab_entry *e, uint32_t unknown, uint32_t parent)
 {
 	uint32_t c;
 
 	switch (k) {
+	case PVR_PARENT:
+		return parent;
 	case PVR_COMM:
 		c = profview__comm(pv, i);
 		return c == PV_NONE ? unknown : c;
@@ -46,14 +62,40 @@ static uint64_t stack_part(struct profview *pv, enum pvr_key k, size_t i,
 		return (uint64_t)(int64_t)e->pid;
 	case PVR_TID:
 		return (uint64_t)(int64_t)e->tid;
-	default:   /* PVR_CPU: a profile's stacks keep no CPU */
-		return (uint64_t)(int64_t)-1;
+	case PVR_EVENT:
+		c = profview__event(pv, i);
+		return c == PV_NONE ? unknown : c;
+	case PVR_CPU:
+		/* a profile not split by CPU keeps none: -1, one row */
+		return stacktab__split(profview__table(pv), NULL) == STACKTAB_SPLIT_CPU ?
+		       (uint64_t)(int64_t)(int32_t)e->tag : (uint64_t)(int64_t)-1;
+	case PVR_TIME:
+		return stacktab__split(profview__table(pv), NULL) == STACKTAB_SPLIT_TIME ?
+		       e->tag : 0;
+	default:   /* frame keys have no stack part */
+		return 0;
 	}
 }
 
 static uint64_t sym_part(uint32_t symname, int kind)
 {
 	return ((uint64_t)symname << 1) | (kind == PV_KERNEL);
+}
+
+/* A symbol as rows and call graphs tell it apart: its name and level,
+ * and for a named symbol of an object, the object and its start. */
+struct sym_key {
+	uint64_t name, dso, start;
+};
+
+static struct sym_key sym_key_of(const struct pv_frame *f, uint32_t symname, int kind)
+{
+	struct sym_key k;
+
+	k.name = sym_part(symname, kind);
+	k.dso = f && f->has_offset ? (uint64_t)f->dsoname + 1 : 0;
+	k.start = f && f->has_offset ? f->sym_start : 0;
+	return k;
 }
 
 struct acc {
@@ -66,6 +108,13 @@ struct acc {
 	size_t nrows, cap;
 	size_t *stamp;                /* per row: stack index + 1 last counted */
 	uint32_t sk;                  /* the current stack's parts id */
+	int frame_keys;               /* a key is read from frames (sym, dso, srcline) */
+	/* by parent: the regex, a verdict per frame (0 unknown, 1 match,
+	 * 2 no match), "[other]"'s id and the current stack's parent */
+	regex_t parent_re;
+	int has_parent;
+	uint8_t *parent_seen;
+	uint32_t other, parent;
 };
 
 /* The id of frame f's parts seen as (symname, kind): one per frame and
@@ -74,7 +123,7 @@ static int frame_key(struct acc *a, uint32_t frame, int absolute, int kind, uint
 {
 	const struct pv_frame *f = profview__frame(a->pv, frame);
 	size_t slot = (size_t)frame * 4 + (absolute ? 2 : 0) + (kind == PV_KERNEL);
-	uint64_t parts[PVR_MAX_KEYS];
+	uint64_t parts[PVR_MAX_KEYS * 3];
 	unsigned k, n = 0;
 	int rc;
 
@@ -83,10 +132,19 @@ static int frame_key(struct acc *a, uint32_t frame, int absolute, int kind, uint
 		return 0;
 	}
 	for (k = 0; k < a->o->nkeys; k++) {
-		if (a->o->keys[k] == PVR_SYM)
-			parts[n++] = sym_part(absolute ? f->abs_symname : f->symname, kind);
-		else if (a->o->keys[k] == PVR_DSO)
+		if (a->o->keys[k] == PVR_SYM) {
+			/* perf's sort__sym_cmp: a named symbol is its object and
+			 * start; an address no symbol covers, its name (a raw
+			 * address is never a named symbol's) */
+			struct sym_key sk = sym_key_of(f, absolute ? f->abs_symname : f->symname, kind);
+			parts[n++] = sk.name;
+			parts[n++] = sk.dso;
+			parts[n++] = sk.start;
+		} else if (a->o->keys[k] == PVR_DSO) {
 			parts[n++] = f->dsoname;
+		} else if (a->o->keys[k] == PVR_SRCLINE) {
+			parts[n++] = f->srcline;
+		}
 	}
 	rc = keytab__intern(a->fkt, parts, n * sizeof parts[0], out, NULL);
 	if (rc)
@@ -129,25 +187,82 @@ static int row_of(struct acc *a, uint32_t fk, size_t i, uint32_t frame, int kind
 		r->frame = frame;
 		r->fkey = fk;
 		r->skey = a->sk;
-		r->symname = r->dsoname = PV_NONE;
+		r->symname = r->dsoname = r->srcline = PV_NONE;
+		r->parent = a->parent;
 		if (frame != PV_NONE) {
 			const struct pv_frame *f = profview__frame(a->pv, frame);
 			r->kind = (uint8_t)kind;
 			r->symname = absolute ? f->abs_symname : f->symname;
 			r->dsoname = f->dsoname;
+			r->srcline = f->srcline;
 		}
 	}
 	*out = &a->rows[*slot];
 	return 0;
 }
 
-static int has_frame_keys(const struct pvreport_opts *o)
+static int has_key(const struct pvreport_opts *o, int (*is)(enum pvr_key))
 {
 	unsigned k;
 
 	for (k = 0; k < o->nkeys; k++)
-		if (o->keys[k] == PVR_SYM || o->keys[k] == PVR_DSO)
+		if (is(o->keys[k]))
 			return 1;
+	return 0;
+}
+
+static int is_parent_key(enum pvr_key k)
+{
+	return k == PVR_PARENT;
+}
+
+/*
+ * perf's parent of a sample (machine.c, add_callchain_ip): the first
+ * entry of its call chain whose symbol matches the regex, in the order
+ * perf walks the chain: from the leaf up, but root first in children
+ * mode (perf report's callchain order is then "caller").  Frames with no
+ * symbol never match.
+ */
+static uint32_t parent_of(struct acc *a, const uint32_t *ids, unsigned nf)
+{
+	unsigned j;
+
+	for (j = 0; j < nf; j++) {
+		uint32_t id = ids[a->o->children ? j : nf - 1 - j];
+		const struct pv_frame *f = profview__frame(a->pv, id);
+
+		if (f->name == PV_NONE || f->kind == PV_INLINE)
+			continue;
+		if (!a->parent_seen[id])
+			a->parent_seen[id] = regexec(&a->parent_re, profview__str(a->pv, f->name),
+						     0, NULL, 0) == 0 ? 1 : 2;
+		if (a->parent_seen[id] == 1)
+			return f->name;
+	}
+	return a->other;
+}
+
+/* Count weight w of stack i under the entry of frame id: its row keyed
+ * by the frame seen as keykind (absolute: by its raw address) and shown
+ * as kind; own: the sample's own entry, which also takes self. */
+static int count_entry(struct acc *a, size_t i, uint32_t id, int kind, int keykind,
+		       int absolute, int own, uint64_t w, uint64_t count)
+{
+	struct pvreport_row *r;
+	uint32_t fk;
+	int rc;
+
+	if ((rc = frame_key(a, id, absolute, keykind, &fk)) ||
+	    (rc = row_of(a, fk, i, id, kind, absolute, &r)))
+		return rc;
+	if (a->stamp[r - a->rows] == i + 1)
+		return 0;
+	a->stamp[r - a->rows] = i + 1;
+	r->total += w;
+	if (own) {
+		r->self += w;
+		r->samples += count;
+	}
 	return 0;
 }
 
@@ -160,20 +275,20 @@ static int count_stack(struct acc *a, size_t i, uint8_t *view, uint32_t unknown)
 	unsigned nf, k, n = 0;
 	uint64_t w, parts[PVR_MAX_KEYS];
 	struct pvreport_row *r;
-	int children = o->children, rc;
-	size_t stamp = i + 1;
-	uint32_t fk;
+	int level, rc;
 	long j;
 
 	stacktab__get(profview__table(pv), i, &e);
 	profview__stack(pv, i, &ids, &nf);
 	w = o->by_period ? e.period : e.count;
+	if (a->has_parent)
+		a->parent = parent_of(a, ids, nf);
 	for (k = 0; k < o->nkeys; k++)
-		if (o->keys[k] != PVR_SYM && o->keys[k] != PVR_DSO)
-			parts[n++] = stack_part(pv, o->keys[k], i, &e, unknown);
+		if (!is_frame_key(o->keys[k]))
+			parts[n++] = stack_part(pv, o->keys[k], i, &e, unknown, a->parent);
 	if ((rc = keytab__intern(a->skt, parts, n * sizeof parts[0], &a->sk, NULL)))
 		return rc;
-	if (!has_frame_keys(o)) {
+	if (!a->frame_keys) {
 		rc = row_of(a, 0, i, nf ? ids[nf - 1] : PV_NONE,
 			    nf ? profview__frame(pv, ids[nf - 1])->kind : 0, 0, &r);
 		if (rc)
@@ -185,89 +300,91 @@ static int count_stack(struct acc *a, size_t i, uint8_t *view, uint32_t unknown)
 	}
 	if (nf == 0)
 		return 0;
-	if (children) {
-		int level = profview__frame(pv, ids[nf - 1])->kind;
-		for (j = 0; j < (long)nf; j++) {
-			const struct pv_frame *f = profview__frame(pv, ids[j]);
-			view[j] = 0xff;
-			if (f->has_dso)
-				level = f->kind;
-			else if (f->kind != level && f->kind != PV_LUA && j < (long)nf - 1)
-				view[j] = (uint8_t)level;
+	if (!o->children) {
+		for (j = (long)nf - 1; j >= (o->self_only ? (long)nf - 1 : 0); j--) {
+			int kind = profview__frame(pv, ids[j])->kind;
+			if ((rc = count_entry(a, i, ids[j], kind, kind, 0, j == (long)nf - 1, w, e.count)))
+				return rc;
 		}
+		return 0;
 	}
-	for (j = (long)nf - 1; j >= 0; j--) {
+	level = profview__frame(pv, ids[nf - 1])->kind;
+	for (j = 0; j < (long)nf; j++) {
 		const struct pv_frame *f = profview__frame(pv, ids[j]);
-		int kind = children && view[j] != 0xff ? view[j] : f->kind;
-		int leaf = j == (long)nf - 1;
-		int keykind = children && !f->has_dso && kind != PV_LUA ? PV_USER : kind;
+		view[j] = 0xff;
+		if (f->has_dso)
+			level = f->kind;
+		else if (f->kind != level && f->kind != PV_LUA && j < (long)nf - 1)
+			view[j] = (uint8_t)level;
+	}
+	/* perf makes the sample's own entry first, then one per call chain
+	 * entry, root first: a row keyed by an address alone shows the level
+	 * of the entry that made it */
+	for (j = -1; j < (long)nf; j++) {
+		long at = j < 0 ? (long)nf - 1 : j;
+		const struct pv_frame *f = profview__frame(pv, ids[at]);
+		int kind = view[at] != 0xff ? view[at] : f->kind;
+		int keykind = !f->has_dso && kind != PV_LUA ? PV_USER : kind;
 
-		if (children && f->has_rel) {
-			if ((rc = frame_key(a, ids[j], 1, kind, &fk)) ||
-			    (rc = row_of(a, fk, i, ids[j], kind, 1, &r)))
-				return rc;
-			if (a->stamp[r - a->rows] != stamp) {
-				a->stamp[r - a->rows] = stamp;
-				r->total += w;
-			}
-		}
-		if (leaf || !(children && f->has_rel)) {
-			if ((rc = frame_key(a, ids[j], 0, keykind, &fk)) ||
-			    (rc = row_of(a, fk, i, ids[j], kind, 0, &r)))
-				return rc;
-			if (a->stamp[r - a->rows] != stamp) {
-				a->stamp[r - a->rows] = stamp;
-				r->total += w;
-				if (leaf) {
-					r->self += w;
-					r->samples += e.count;
-				}
-			}
-		}
+		if (j >= 0 && f->has_rel)
+			rc = count_entry(a, i, ids[at], kind, kind, 1, 0, w, 0);
+		else
+			rc = count_entry(a, i, ids[at], kind, keykind, 0, j < 0, w, e.count);
+		if (rc)
+			return rc;
 	}
 	return 0;
 }
 
 /* The key string of lua/perf/report.lua: frame parts joined by "\2"
- * (a symbol is its name, "\1", then k or u), then "\3" and each stack
- * part. */
+ * (a symbol is its name, "\1", k or u, then for a named symbol of an
+ * object "\1", the object and "\1" its start in hex; a srcline its
+ * text), then "\3" and each stack part. */
 static size_t key_string(const struct pvreport_opts *o, struct profview *pv,
 			 const uint64_t *fparts, const uint64_t *sparts, char *buf, size_t size)
 {
-	uint64_t key[PVR_MAX_KEYS];
 	size_t n = 0;
 	unsigned k, nf = 0, ns = 0;
 	int nframe = 0;
 
-	for (k = 0; k < o->nkeys; k++)
-		key[k] = o->keys[k] == PVR_SYM || o->keys[k] == PVR_DSO ? fparts[nf++] : sparts[ns++];
-
 #define PUT(s, l) do { size_t l_ = (l); if (n + l_ < size) memcpy(buf + n, (s), l_); n += l_; } while (0)
+#define PUTID(id) PUT(profview__str(pv, (uint32_t)(id)), profview__strlen(pv, (uint32_t)(id)))
 	for (k = 0; k < o->nkeys; k++) {
-		if (o->keys[k] != PVR_SYM && o->keys[k] != PVR_DSO)
+		const uint64_t *f = fparts + nf;
+		if (!is_frame_key(o->keys[k]))
 			continue;
+		nf += frame_key_parts(o->keys[k]);
 		if (nframe++)
 			PUT("\2", 1);
 		if (o->keys[k] == PVR_SYM) {
-			uint32_t s = (uint32_t)(key[k] >> 1);
-			PUT(profview__str(pv, s), profview__strlen(pv, s));
-			PUT(key[k] & 1 ? "\1k" : "\1u", 2);
-		} else {
-			PUT(profview__str(pv, (uint32_t)key[k]), profview__strlen(pv, (uint32_t)key[k]));
+			PUTID(f[0] >> 1);
+			PUT(f[0] & 1 ? "\1k" : "\1u", 2);
+			if (f[1]) {
+				char hex[32];
+				int l = snprintf(hex, sizeof hex, "\1" "0x%016" PRIx64, f[2]);
+				PUT("\1", 1);
+				PUTID(f[1] - 1);
+				PUT(hex, (size_t)l);
+			}
+		} else if (f[0] != PV_NONE) {
+			PUTID(f[0]);
 		}
 	}
 	for (k = 0; k < o->nkeys; k++) {
 		char num[32];
-		if (o->keys[k] == PVR_SYM || o->keys[k] == PVR_DSO)
+		uint64_t v;
+		if (is_frame_key(o->keys[k]))
 			continue;
+		v = sparts[ns++];
 		PUT("\3", 1);
-		if (o->keys[k] == PVR_COMM) {
-			PUT(profview__str(pv, (uint32_t)key[k]), profview__strlen(pv, (uint32_t)key[k]));
+		if (o->keys[k] == PVR_COMM || o->keys[k] == PVR_EVENT || o->keys[k] == PVR_PARENT) {
+			PUTID(v);
 		} else {
-			int l = snprintf(num, sizeof num, "%" PRId64, (int64_t)key[k]);
+			int l = snprintf(num, sizeof num, "%" PRId64, (int64_t)v);
 			PUT(num, (size_t)l);
 		}
 	}
+#undef PUTID
 #undef PUT
 	return n;
 }
@@ -301,6 +418,49 @@ static int by_total(const void *x, const void *y)
 	return by_self(x, y);
 }
 
+/* By parent: the regex compiled, the verdicts' room, "[other]". */
+static int parent_init(struct acc *a, struct profview *pv, const struct pvreport_opts *o)
+{
+	int rc;
+
+	if (!has_key(o, is_parent_key))
+		return 0;
+	if ((rc = profview__intern(pv, "[other]", 7, &a->other)))
+		return rc;
+	a->parent = a->other;
+	a->parent_seen = calloc(profview__nframes(pv) + 1, 1);
+	if (!a->parent_seen)
+		return -ENOMEM;
+	if ((rc = pvreport__parent_regex(&a->parent_re, o->parent)))
+		return rc;
+	a->has_parent = 1;
+	return 0;
+}
+
+static void parent_exit(struct acc *a)
+{
+	if (a->has_parent)
+		regfree(&a->parent_re);
+	a->has_parent = 0;
+	free(a->parent_seen);
+	a->parent_seen = NULL;
+}
+
+int pvreport__parent_regex(regex_t *re, const char *regex)
+{
+	return regcomp(re, regex ? regex : PVR_DEFAULT_PARENT, REG_EXTENDED | REG_NOSUB) ? -EINVAL : 0;
+}
+
+int pvreport__check_parent(const char *regex)
+{
+	regex_t re;
+	int rc = pvreport__parent_regex(&re, regex);
+
+	if (!rc)
+		regfree(&re);
+	return rc;
+}
+
 int pvreport__new(struct profview *pv, const struct pvreport_opts *o, struct pvreport **out)
 {
 	struct acc a;
@@ -317,6 +477,8 @@ int pvreport__new(struct profview *pv, const struct pvreport_opts *o, struct pvr
 	memset(&a, 0, sizeof a);
 	a.pv = pv;
 	a.o = o;
+	a.parent = PV_NONE;
+	a.frame_keys = has_key(o, is_frame_key);
 	a.fkt = keytab__new();
 	a.skt = keytab__new();
 	a.fk = calloc(profview__nframes(pv) * 4 + 1, sizeof *a.fk);
@@ -329,7 +491,8 @@ int pvreport__new(struct profview *pv, const struct pvreport_opts *o, struct pvr
 	}
 	/* frame parts id 0: none (rows keyed by the stack alone) */
 	if ((rc = profview__intern(pv, "[unknown]", 9, &unknown)) ||
-	    (rc = keytab__intern(a.fkt, "", 0, &nofk, NULL)))
+	    (rc = keytab__intern(a.fkt, "", 0, &nofk, NULL)) ||
+	    (rc = parent_init(&a, pv, o)))
 		goto fail;
 	for (i = 0; i < ns; i++) {
 		struct stacktab_entry e;
@@ -378,6 +541,7 @@ int pvreport__new(struct profview *pv, const struct pvreport_opts *o, struct pvr
 		qsort(a.rows, kept, sizeof *a.rows, o->children ? by_total : by_self);
 	r->rows = a.rows;
 	r->n = kept;
+	parent_exit(&a);
 	free(a.stamp);
 	free(view);
 	free(a.fk);
@@ -387,6 +551,7 @@ int pvreport__new(struct profview *pv, const struct pvreport_opts *o, struct pvr
 	*out = r;
 	return 0;
 fail:
+	parent_exit(&a);
 	free(a.rows);
 	free(a.stamp);
 	free(view);
@@ -534,7 +699,9 @@ int pvgraph__new(struct profview *pv, const struct pvreport_opts *o,
 		goto done;
 	}
 	for (i = 0; i < n && !rc; i++) {
-		uint64_t k = sym_part(keys[i].symname, keys[i].kernel ? PV_KERNEL : PV_USER);
+		struct sym_key k = sym_key_of(keys[i].frame == PV_NONE ? NULL :
+					      profview__frame(pv, keys[i].frame),
+					      keys[i].symname, keys[i].kernel ? PV_KERNEL : PV_USER);
 		uint32_t id;
 		int added;
 		rc = keytab__intern(want, &k, sizeof k, &id, &added);
@@ -571,7 +738,7 @@ int pvgraph__new(struct profview *pv, const struct pvreport_opts *o,
 			to = (long)nf;
 			for (j = from; j < to && !rc; j++) {
 				const struct pv_frame *f = profview__frame(pv, ids[j]);
-				uint64_t k = sym_part(f->symname, f->kind);
+				struct sym_key k = sym_key_of(f, f->symname, f->kind);
 				uint32_t wi, node;
 				long m, start = o->children ? (j == (long)nf - 1 ? 0 : j) : 0;
 				unsigned len = o->children ? (unsigned)((long)nf - start) : nf, c;

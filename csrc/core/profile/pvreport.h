@@ -5,8 +5,10 @@
  * rules for stack lists built in Lua; `luaperf report` runs these.
  *
  * A row's key is a tuple of the sort keys' values: a frame's symbol
- * (perf's [k]/[.] level with it) and object, the stack's command, thread
- * and CPU.  Self: samples whose leaf has the key; children (total): samples
+ * (perf's [k]/[.] level with it; a named symbol of an object is told
+ * apart by its start there, as perf's sort__sym_cmp: two static
+ * functions of one name are two rows), object and srcline, the stack's
+ * command, thread, CPU and parent.  Self: samples whose leaf has the key; children (total): samples
  * that have the key anywhere on their stack, counted once.  Children mode
  * follows perf 6.1's quirks for frames no object maps (see pvreport.c).
  *
@@ -15,6 +17,7 @@
 #ifndef LUAPERF_PVREPORT_H
 #define LUAPERF_PVREPORT_H
 
+#include <regex.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -26,7 +29,12 @@ enum pvr_key {
 	PVR_COMM,
 	PVR_PID,
 	PVR_TID,
-	PVR_CPU,
+	PVR_CPU,               /* a profile split by CPU (stacktab__set_split) */
+	PVR_EVENT,
+	PVR_TIME,              /* a profile split by time: the bucket's index */
+	PVR_SRCLINE,           /* the frame's srcline (a view made with lines) */
+	PVR_PARENT,            /* the stack's first frame from the leaf up whose
+				  symbol matches the parent regex, else "[other]" */
 };
 #define PVR_MAX_KEYS 8
 
@@ -35,8 +43,14 @@ struct pvreport_opts {
 	unsigned nkeys;
 	int children;          /* rows by total (callees included) */
 	int by_period;         /* weight: period, else sample counts */
+	int self_only;         /* without children: rows of leaves only, total
+				* left equal to self (callers not walked) */
 	const uint8_t *keep;   /* per stack, nonzero to count it; NULL: all */
+	const char *parent;    /* PVR_PARENT's POSIX extended regex; NULL:
+				  perf's default, PVR_DEFAULT_PARENT */
 };
+#define PVR_DEFAULT_PARENT "^sys_|^do_page_fault"
+
 
 struct pvreport_row {
 	uint64_t self, total, samples;
@@ -45,6 +59,8 @@ struct pvreport_row {
 	uint8_t kind;          /* the level it shows (enum pv_kind) */
 	uint32_t symname;      /* the symbol it prints (string id), or PV_NONE */
 	uint32_t dsoname;      /* the object's short name, or PV_NONE */
+	uint32_t srcline;      /* the frame's srcline, or PV_NONE */
+	uint32_t parent;       /* by parent: the parent's name or "[other]" */
 	/* The row's key as lua/perf/report.lua spells it (ties sort by it). */
 	const char *key;
 	size_t keylen;
@@ -55,9 +71,14 @@ struct pvreport;
 
 /* Rows of pv (sorted: by total in children mode, else by self; then
  * self; then key), rows without self left out unless children.  0 or
- * -ENOMEM / -EINVAL (a bad key list). */
+ * -ENOMEM / -EINVAL (a bad key list or parent regex). */
 int pvreport__new(struct profview *pv, const struct pvreport_opts *o, struct pvreport **out);
 void pvreport__delete(struct pvreport *r);
+/* Compiles a parent regex (POSIX extended, no captures; NULL: perf's
+ * default) into re, to be regfree'd.  0 or -EINVAL. */
+int pvreport__parent_regex(regex_t *re, const char *regex);
+/* 0 when regex compiles as a parent regex, else -EINVAL. */
+int pvreport__check_parent(const char *regex);
 size_t pvreport__count(const struct pvreport *r);
 const struct pvreport_row *pvreport__row(const struct pvreport *r, size_t i);
 /* The weight of the stacks counted (those o->keep keeps). */
@@ -81,6 +102,8 @@ struct pvgraph_node {
 struct pvgraph_key {
 	uint32_t symname;
 	int kernel;
+	uint32_t frame;        /* the row's frame: a named symbol of an object
+				  is told apart by its start (PV_NONE: by name) */
 };
 /* min > 0: a tree lighter than min (a weight) is built only as far as
  * perf report -g prints one whose branches are all under its threshold:

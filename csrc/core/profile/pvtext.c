@@ -88,7 +88,7 @@ static void sb_printf(struct sbuf *b, const char *fmt, ...)
 
 static const char *const titles[] = {
 	"Children", "Self", "Overhead", "Command", "Shared Object", "Symbol",
-	"Pid:Command", "Tid:Command", "CPU",
+	"Pid:Command", "Tid:Command", "CPU", "Source:Line", "Parent symbol",
 };
 
 static int right_aligned(enum pvt_col c)
@@ -151,6 +151,14 @@ static void cell(struct profview *pv, const struct pvreport_row *r, const struct
 		break;
 	case PVT_CPU:
 		sb_str(cellb, "-01");   /* a profile's stacks keep no CPU */
+		break;
+	case PVT_SRCLINE:
+		s = str_or(pv, r->srcline, "??:0", &len);
+		sb_put(cellb, s, len);
+		break;
+	case PVT_PARENT:
+		s = str_or(pv, r->parent, "[other]", &len);
+		sb_put(cellb, s, len);
 		break;
 	}
 }
@@ -327,6 +335,7 @@ int pvreport__text(struct profview *pv, const struct pvreport *r, const struct p
 				continue;
 			keys[ng].symname = row->symname;
 			keys[ng].kernel = row->kind == PV_KERNEL;
+			keys[ng].frame = row->frame;
 			ng++;
 		}
 		if ((rc = pvgraph__new(pv, o->graph_opts, keys, ng, o->graph_total * o->graph_pct / 100, &g)))

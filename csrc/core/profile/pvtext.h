@@ -28,6 +28,8 @@ enum pvt_col {
 	PVT_PID,            /* "%7d:name" of the row's thread */
 	PVT_TID,
 	PVT_CPU,
+	PVT_SRCLINE,        /* the row's srcline (a view made with lines) */
+	PVT_PARENT,         /* the row's parent symbol, or "[other]" */
 };
 #define PVT_MAX_COLS 12
 

@@ -15,13 +15,13 @@
 
 struct st_entry {
 	uint64_t hash;
-	size_t key;                 /* the key (chain with context markers) in the arena */
-	size_t off;                 /* the addresses (markers removed) in the arena */
-	uint32_t nkey;
-	uint16_t nr, nkernel;
+	size_t key;                 /* the key (chain with context markers) in the
+				       arena, then the addresses (markers removed) */
+	uint16_t nkey, nr, nkernel;
 	uint32_t ev;
 	int32_t pid, tid;
 	uint32_t comm;              /* comm object + 1; 0: none */
+	uint32_t tag;               /* the split's value (stacktab__set_split); 0 */
 	uint64_t count, period;
 };
 
@@ -48,6 +48,10 @@ struct stacktab {
 	uint32_t nevents;
 	uint32_t last;              /* entry index + 1 of the previous sample's stack */
 	unsigned max_depth;         /* addresses kept from the leaf; 0: all */
+	int no_frames;              /* addresses dropped: stacks by thread alone */
+	enum stacktab_split split;
+	uint64_t split_ns, split_t0;
+	int split_timed;            /* split_t0 is set */
 	struct st_commmap comms;    /* by pid */
 	struct st_commmap thread_comms;   /* by tid */
 	/* Comm objects: each a name index (into names), renamed in place when
@@ -139,7 +143,7 @@ static inline uint64_t mix(uint64_t h, uint64_t v)
  * cycle per address instead of a multiply latency per address; equal
  * hashes are confirmed by a compare anyway. */
 static uint64_t stack_hash(const uint64_t *a, unsigned nr, uint32_t ev,
-			   int32_t pid, int32_t tid, uint32_t comm)
+			   int32_t pid, int32_t tid, uint32_t comm, uint32_t tag)
 {
 	const uint64_t K = UINT64_C(0x9e3779b97f4a7c15);
 	uint64_t h0 = 1, h1 = 2, h2 = 3, h3 = 4;
@@ -157,7 +161,7 @@ static uint64_t stack_hash(const uint64_t *a, unsigned nr, uint32_t ev,
 	h0 = mix(h0, h2);
 	h0 = mix(h0, h3);
 	h0 = mix(h0, ((uint64_t)nr << 32) ^ ev ^ ((uint64_t)comm << 40));
-	h0 = mix(h0, ((uint64_t)(uint32_t)pid << 32) | (uint32_t)tid);
+	h0 = mix(h0, (((uint64_t)(uint32_t)pid << 32) | (uint32_t)tid) ^ ((uint64_t)tag * K));
 	return h0 ^ (h0 >> 29);
 }
 
@@ -289,16 +293,20 @@ static unsigned cut_depth(const uint64_t *key, unsigned nkey, unsigned depth)
 	return nkey;
 }
 
+static uint32_t sample_tag(struct stacktab *st, uint64_t stype, uint32_t cpu, uint64_t time);
+
 static int add(struct stacktab *st, const uint64_t *key, unsigned nkey,
-	       uint32_t ev, int32_t pid, int32_t tid, uint32_t comm, uint64_t count,
-	       uint64_t period, const uint64_t *w)
+	       uint32_t ev, int32_t pid, int32_t tid, uint32_t comm, uint32_t tag,
+	       uint64_t count, uint64_t period, const uint64_t *w)
 {
 	uint64_t h;
 	size_t j;
 	struct st_entry *e;
 	unsigned nr, nk;
 
-	if (st->max_depth && nkey > st->max_depth)
+	if (st->no_frames)
+		nkey = 0;
+	else if (st->max_depth && nkey > st->max_depth)
 		nkey = cut_depth(key, nkey, st->max_depth);
 
 	/* Hot loops repeat a stack sample after sample: try the previous one
@@ -306,7 +314,7 @@ static int add(struct stacktab *st, const uint64_t *key, unsigned nkey,
 	if (st->last) {
 		e = &st->e[st->last - 1];
 		if (e->nkey == nkey && e->ev == ev && e->pid == pid && e->tid == tid &&
-		    e->comm == comm && (!nkey || st->arena[e->key + nkey - 1] == key[nkey - 1]) &&
+		    e->comm == comm && e->tag == tag && (!nkey || st->arena[e->key + nkey - 1] == key[nkey - 1]) &&
 		    (nkey < 2 || st->arena[e->key + 1] == key[1]) &&
 		    same_key(st->arena + e->key, key, nkey)) {
 			e->count += count;
@@ -316,7 +324,7 @@ static int add(struct stacktab *st, const uint64_t *key, unsigned nkey,
 			goto done;
 		}
 	}
-	h = stack_hash(key, nkey, ev, pid, tid, comm);
+	h = stack_hash(key, nkey, ev, pid, tid, comm, tag);
 	j = h & (st->nslots - 1);
 	while (st->slots[j]) {
 		if (SLOT_TAG(st->slots[j]) != SLOT_TAG(h)) {
@@ -325,7 +333,7 @@ static int add(struct stacktab *st, const uint64_t *key, unsigned nkey,
 		}
 		e = &st->e[(uint32_t)st->slots[j] - 1];
 		if (e->hash == h && e->nkey == nkey && e->ev == ev &&
-		    e->pid == pid && e->tid == tid && e->comm == comm &&
+		    e->pid == pid && e->tid == tid && e->comm == comm && e->tag == tag &&
 		    same_key(st->arena + e->key, key, nkey)) {
 			e->count += count;
 			e->period += period;
@@ -359,10 +367,9 @@ static int add(struct stacktab *st, const uint64_t *key, unsigned nkey,
 	e = &st->e[st->nr];
 	e->hash = h;
 	e->key = st->arena_len;
-	e->nkey = nkey;
+	e->nkey = (uint16_t)nkey;
 	memcpy(st->arena + st->arena_len, key, nkey * sizeof *key);
 	st->arena_len += nkey;
-	e->off = st->arena_len;
 	nr = strip(key, nkey, st->arena + st->arena_len, &nk);
 	st->arena_len += nr;
 	e->nr = (uint16_t)nr;
@@ -371,6 +378,7 @@ static int add(struct stacktab *st, const uint64_t *key, unsigned nkey,
 	e->pid = pid;
 	e->tid = tid;
 	e->comm = comm;
+	e->tag = tag;
 	e->count = count;
 	e->period = period;
 	if (w && st->w)
@@ -441,8 +449,8 @@ int stacktab__add_stack_cw(struct stacktab *st, const uint64_t *addrs, unsigned 
 	}
 	if (comm > st->ncobj)
 		comm = 0;
-	rc = add(st, key, canonical(addrs, nr, nkernel, key), ev, pid, tid, comm, count, period,
-		 w);
+	rc = add(st, key, canonical(addrs, nr, nkernel, key), ev, pid, tid, comm, 0, count,
+		 period, w);
 	if (key != st->scratch)
 		free(key);
 	return rc;
@@ -472,7 +480,7 @@ static int add_sample(struct stacktab *st, const struct record *r, const struct 
 	const uint64_t *key;
 	uint64_t period, one[2];
 	unsigned nkey;
-	uint32_t ev, comm = 0;
+	uint32_t ev, comm = 0, tag;
 	int rc;
 
 	if ((s->type & PERF_SAMPLE_CALLCHAIN) && s->nr_callchain && s->nr_callchain <= 65535) {
@@ -493,18 +501,59 @@ static int add_sample(struct stacktab *st, const struct record *r, const struct 
 		period = 1;
 	if (sample_event(st, r->evidx, t, &ev))
 		return -ENOMEM;
+	tag = st->split ? sample_tag(st, s->type, s->cpu, s->time) : 0;
 	if (!(s->type & PERF_SAMPLE_TID))
-		return add(st, key, nkey, ev, -1, -1, 0, 1, period, NULL);
+		return add(st, key, nkey, ev, -1, -1, 0, tag, 1, period, NULL);
 	if (st->sample_comm &&
 	    (rc = st->sample_comm(st->sample_comm_arg, (int32_t)s->pid, (int32_t)s->tid, &comm)) < 0)
 		return rc;
-	return add(st, key, nkey, ev, (int32_t)s->pid, (int32_t)s->tid, comm, 1, period, NULL);
+	return add(st, key, nkey, ev, (int32_t)s->pid, (int32_t)s->tid, comm, tag, 1, period,
+		   NULL);
 }
 
 /* Fixed-size u64 fields a sample may have before its callchain, in order. */
 #define FIXED_BEFORE_CHAIN (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | \
 			    PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR | PERF_SAMPLE_ID | \
 			    PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD)
+
+int stacktab__set_split(struct stacktab *st, enum stacktab_split how, uint64_t bucket_ns)
+{
+	if (how == STACKTAB_SPLIT_TIME && bucket_ns == 0)
+		return -EINVAL;
+	st->split = how;
+	st->split_ns = bucket_ns;
+	return 0;
+}
+
+enum stacktab_split stacktab__split(const struct stacktab *st, uint64_t *bucket_ns)
+{
+	if (bucket_ns)
+		*bucket_ns = st->split_ns;
+	return st->split;
+}
+
+uint64_t stacktab__split_origin(const struct stacktab *st)
+{
+	return st->split_t0;
+}
+
+/* A sample's tag: has says which of cpu and time it carries. */
+static uint32_t sample_tag(struct stacktab *st, uint64_t stype, uint32_t cpu, uint64_t time)
+{
+	uint64_t b;
+
+	if (st->split == STACKTAB_SPLIT_CPU)
+		return (stype & PERF_SAMPLE_CPU) ? cpu : UINT32_MAX;   /* -1: none */
+	if (st->split != STACKTAB_SPLIT_TIME || !(stype & PERF_SAMPLE_TIME))
+		return 0;
+	if (!st->split_timed) {
+		st->split_t0 = time;
+		st->split_timed = 1;
+	}
+	/* an unordered pass may go back before the first: bucket 0 */
+	b = time > st->split_t0 ? (time - st->split_t0) / st->split_ns : 0;
+	return b > UINT32_MAX ? UINT32_MAX : (uint32_t)b;
+}
 
 int stacktab__add_sample_raw(struct stacktab *st, const struct evtab *t, const void *buf,
 			     size_t len)
@@ -513,8 +562,8 @@ int stacktab__add_sample_raw(struct stacktab *st, const struct evtab *t, const v
 	const struct perf_event_attr *a;
 	struct perf_event_header h;
 	uint64_t stype, nr, period = 1;
-	size_t tid_at = 0, period_at = 0, pos;
-	uint32_t pid = 0, tid = 0, ev, comm = 0;
+	size_t tid_at = 0, time_at, cpu_at, period_at = 0, pos;
+	uint32_t pid = 0, tid = 0, ev, comm = 0, tag = 0;
 	int has_tid, rc;
 
 	if (len < sizeof h || ((uintptr_t)buf & 7) || !t || evtab__count(t) != 1)
@@ -533,8 +582,11 @@ int stacktab__add_sample_raw(struct stacktab *st, const struct evtab *t, const v
 	pos = 8 + 8 * (size_t)__builtin_popcountll(stype & (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP));
 	tid_at = pos;
 	pos += 8 * (size_t)has_tid;
+	time_at = pos;
 	pos += 8 * (size_t)__builtin_popcountll(stype & (PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR |
-		PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU));
+		PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID));
+	cpu_at = pos;
+	pos += 8 * (size_t)((stype & PERF_SAMPLE_CPU) != 0);
 	period_at = pos;
 	pos += 8 * (size_t)((stype & PERF_SAMPLE_PERIOD) != 0);
 	if (pos + 8 > h.size)
@@ -553,13 +605,22 @@ int stacktab__add_sample_raw(struct stacktab *st, const struct evtab *t, const v
 		memcpy(&period, p + period_at, 8);
 	else if (!a->freq && a->sample_period)
 		period = a->sample_period;
+	if (st->split) {
+		uint64_t time = 0;
+		uint32_t cpu = 0;
+		if (stype & PERF_SAMPLE_TIME)
+			memcpy(&time, p + time_at, 8);
+		if (stype & PERF_SAMPLE_CPU)
+			memcpy(&cpu, p + cpu_at, 4);
+		tag = sample_tag(st, stype, cpu, time);
+	}
 	if (sample_event(st, 0, t, &ev))
 		return -ENOMEM;
 	if (has_tid && st->sample_comm &&
 	    (rc = st->sample_comm(st->sample_comm_arg, (int32_t)pid, (int32_t)tid, &comm)) < 0)
 		return rc;
 	if (add(st, (const uint64_t *)(const void *)(p + pos), (unsigned)nr, ev,
-		has_tid ? (int32_t)pid : -1, has_tid ? (int32_t)tid : -1, comm, 1, period, NULL))
+		has_tid ? (int32_t)pid : -1, has_tid ? (int32_t)tid : -1, comm, tag, 1, period, NULL))
 		return -ENOMEM;
 	return 1;
 }
@@ -784,9 +845,57 @@ static int remap_names(struct stacktab *dst, const struct stacktab *src,
 	return 0;
 }
 
+size_t stacktab__last(const struct stacktab *st)
+{
+	return (size_t)st->last - 1;
+}
+
+int stacktab__add_weight_at(struct stacktab *st, size_t i, unsigned k, uint64_t v)
+{
+	if (i >= st->nr || k >= st->nweights || !st->w)
+		return -EINVAL;
+	st->w[i * STACKTAB_MAX_WEIGHTS + k] += v;
+	return 0;
+}
+
+int stacktab__copy_entry(struct stacktab *dst, const struct stacktab *src, size_t i,
+			 uint64_t count, uint64_t period, const uint64_t *w)
+{
+	uint64_t dw[STACKTAB_MAX_WEIGHTS] = { 0 }, *key;
+	const struct st_entry *e;
+	unsigned k;
+	uint32_t ev;
+	int rc, wk;
+
+	if (i >= src->nr)
+		return -EINVAL;
+	e = &src->e[i];
+	for (k = 0; w && k < src->nweights; k++) {
+		if ((wk = stacktab__weight(dst, src->wnames[k])) < 0)
+			return wk;
+		dw[wk] = w[k];
+	}
+	key = malloc((e->nkey + 1) * sizeof *key);
+	if (!key)
+		return -ENOMEM;
+	rc = remap_names(dst, src, src->arena + e->key, e->nkey, key);
+	if (!rc)
+		rc = event_index(dst, src->events[e->ev], &ev);
+	if (!rc)
+		rc = add(dst, key, e->nkey, ev, e->pid, e->tid, 0, e->tag, count, period,
+			 dst->nweights ? dw : NULL);
+	free(key);
+	return rc;
+}
+
 void stacktab__set_max_depth(struct stacktab *st, unsigned depth)
 {
 	st->max_depth = depth;
+}
+
+void stacktab__set_frames(struct stacktab *st, int keep)
+{
+	st->no_frames = !keep;
 }
 
 int stacktab__merge(struct stacktab *dst, const struct stacktab *src)
@@ -837,7 +946,7 @@ int stacktab__merge(struct stacktab *dst, const struct stacktab *src)
 		}
 		if (!rc)
 			rc = add(dst, ekey, e->nkey, ev, e->pid, e->tid,
-				 e->comm ? cmap[e->comm - 1] : 0, e->count, e->period,
+				 e->comm ? cmap[e->comm - 1] : 0, e->tag, e->count, e->period,
 				 src->nweights ? w : NULL);
 	}
 	free(key);
@@ -869,12 +978,13 @@ void stacktab__get(const struct stacktab *st, size_t i, struct stacktab_entry *o
 {
 	const struct st_entry *e = &st->e[i];
 
-	out->addrs = st->arena + e->off;
+	out->addrs = st->arena + e->key + e->nkey;
 	out->nr = e->nr;
 	out->nkernel = e->nkernel;
 	out->pid = e->pid;
 	out->tid = e->tid;
 	out->comm = stacktab__comm_name(st, e->comm);
+	out->tag = e->tag;
 	out->event = st->events[e->ev];
 	out->count = e->count;
 	out->period = e->period;

@@ -38,13 +38,14 @@ static inline int stacktab__is_named(uint64_t frame)
 	return (frame & STACKTAB_NAMED_MASK) == STACKTAB_NAMED;
 }
 
-#define STACKTAB_MAX_WEIGHTS 8
+#define STACKTAB_MAX_WEIGHTS 12
 
 struct stacktab_entry {
 	const uint64_t *addrs;      /* nr frames, leaf first (addresses or named) */
 	unsigned nr, nkernel;       /* nkernel: leading kernel addresses */
 	int32_t pid, tid;
 	const char *comm;           /* the sample's command name, or NULL */
+	uint32_t tag;               /* its split's value (stacktab__set_split) */
 	const char *event;          /* the event's name ("" when unknown) */
 	uint64_t count, period;
 	const uint64_t *weights;    /* stacktab__nweights values, or NULL when none */
@@ -138,6 +139,39 @@ long stacktab__add_records(struct stacktab *st, const struct evtab *t,
  * children or call graphs reads).  0: all (the default).
  */
 void stacktab__set_max_depth(struct stacktab *st, unsigned depth);
+
+/* keep = 0: stacks added from now on keep no address at all (reports by
+ * comm, pid, tid, event or CPU alone): samples of a thread share one
+ * entry.  1: addresses kept (the default, within the max depth). */
+void stacktab__set_frames(struct stacktab *st, int keep);
+
+/* The index of the entry the last add went to (a new stack or a known
+ * one), or (size_t)-1 before the first. */
+size_t stacktab__last(const struct stacktab *st);
+/* Adds v to weight k of entry i.  0 or -EINVAL. */
+int stacktab__add_weight_at(struct stacktab *st, size_t i, unsigned k, uint64_t v);
+/* Adds src's entry i to dst as count samples weighing period, with weights
+ * w (src's columns; dst's matched by name), named frames renamed into
+ * dst's.  0 or -ENOMEM / -EINVAL. */
+int stacktab__copy_entry(struct stacktab *dst, const struct stacktab *src, size_t i,
+			 uint64_t count, uint64_t period, const uint64_t *w);
+/*
+ * Splits the samples added from now on by a value of their own, kept as
+ * each stack's tag (stacktab_entry.tag): the CPU they ran on, or the time
+ * bucket they fall in (bucket_ns wide, counted from the first sample's
+ * time: stacktab__split_origin).  A sample without the field gets tag 0
+ * (time) or UINT32_MAX, -1 as an int32 (CPU).
+ * The default is no split (every tag 0).  -EINVAL for a zero bucket.
+ */
+enum stacktab_split {
+	STACKTAB_SPLIT_NONE = 0,
+	STACKTAB_SPLIT_CPU,
+	STACKTAB_SPLIT_TIME,
+};
+int stacktab__set_split(struct stacktab *st, enum stacktab_split how, uint64_t bucket_ns);
+enum stacktab_split stacktab__split(const struct stacktab *st, uint64_t *bucket_ns);
+/* The time bucket 0 starts at (ns; 0 before any timed sample). */
+uint64_t stacktab__split_origin(const struct stacktab *st);
 
 /* Adds every stack, comm and count of src into dst (names and weights
  * matched by name). */

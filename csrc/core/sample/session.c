@@ -15,13 +15,16 @@
 #include <time.h>
 #include <unistd.h>
 #include "event/errmsg.h"
+#include "event/evgroup.h"
 #include "event/evspec.h"
 #include "base/perf_sys.h"
+#include "sample/offcpu.h"
 #include "sample/ring.h"
 #include "sample/session.h"
 #include "sample/workload.h"
 
 #define MAX_CPUS 4096
+#define SESSION_MAX_EVENTS 64
 
 struct sfd {
 	int fd;
@@ -44,6 +47,10 @@ struct session {
 	struct workload *wl;
 	int wl_done, wl_status;
 	int overwrite;
+	struct offcpu *oc;    /* off-CPU sessions: the switch-out filter */
+	int offcpu_ev;        /* the off-CPU event's index (the last), or -1 */
+	uint64_t oc_watermark;   /* its samples up to this time can be paired */
+	int stopped;          /* session__stop: nothing more comes */
 	struct session_stats st;
 	char last_error[256];
 };
@@ -121,17 +128,30 @@ static int threads_of(pid_t pid, pid_t **out, int *n)
 	return 0;
 }
 
-static void fill_attr(struct perf_event_attr *a, const struct evspec *es,
-		      const struct session_opts *o, int idx)
+/*
+ * Groups follow perf: the leader opens disabled (enabled on exec for a
+ * command), members enabled so they follow it; in a group read at the
+ * leader's samples (:S, or read_group), members do not sample themselves.
+ * offcpu: the session's off-CPU event (context-switches at every
+ * switch-out, with its call chain).
+ */
+static void fill_attr(struct perf_event_attr *a, const struct evgroup_event *ge,
+		      const struct session_opts *o, int idx, int offcpu)
 {
 	uint64_t st = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
 		      PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD;
-	int member = o->read_group && idx > 0;
+	const struct evspec *es = &ge->ev;
+	int in_group = ge->leader >= 0;
+	int read = in_group && ge->sample_read;
+	int member = in_group && ge->leader != idx;
+	/* an off-CPU sample is its call chain */
+	int callchain = offcpu && o->callchain == SESSION_CALLCHAIN_NONE ?
+			SESSION_CALLCHAIN_FP : o->callchain;
 
 	*a = es->attr;
 	a->size = sizeof *a;
 	st |= o->sample_type;
-	switch (o->callchain) {
+	switch (callchain) {
 	case SESSION_CALLCHAIN_FP:
 		st |= PERF_SAMPLE_CALLCHAIN;
 		break;
@@ -168,22 +188,26 @@ static void fill_attr(struct perf_event_attr *a, const struct evspec *es,
 		a->sample_stack_user = o->stack_size ? o->stack_size : 8192;
 	if (o->max_stack)
 		a->sample_max_stack = o->max_stack;
-	if (o->read_group) {
+	if (read) {
 		a->read_format = PERF_FORMAT_GROUP | PERF_FORMAT_ID |
 				 PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
-		if (idx == 0)
-			st |= PERF_SAMPLE_READ;
+		st |= PERF_SAMPLE_READ;
 	}
 	/* A tracepoint's payload is its reason to be sampled. */
 	if (a->type == PERF_TYPE_TRACEPOINT)
 		st |= PERF_SAMPLE_RAW;
 	a->sample_type = st;
-	if (member) {
+	if (member && read) {
 		a->sample_period = 0;  /* counted, read with the leader's samples */
 		a->freq = 0;
+	} else if (offcpu) {
+		/* every switch-out */
+		a->sample_period = 1;
+		a->freq = 0;
 	} else if (!es->has_period) {
-		if (a->type == PERF_TYPE_TRACEPOINT && !o->period) {
-			/* As perf: every hit of a tracepoint, not a frequency. */
+		if ((a->type == PERF_TYPE_TRACEPOINT || es->kind == EVSPEC_UPROBE ||
+		     es->kind == EVSPEC_KPROBE) && !o->period) {
+			/* As perf: every hit of a tracepoint or probe, not a frequency. */
 			a->sample_period = 1;
 			a->freq = 0;
 		} else if (o->period) {
@@ -200,10 +224,27 @@ static void fill_attr(struct perf_event_attr *a, const struct evspec *es,
 	}
 	a->sample_id_all = 1;
 	a->disabled = member ? 0 : 1;
-	a->inherit = o->inherit ? 1 : 0;
+	/* Never for probes: their config1 points into our memory, which the
+	 * kernel reads again at each fork of a task that inherited the event
+	 * (an exec'd command's fork would fail). */
+	a->inherit = o->inherit && es->kind != EVSPEC_UPROBE && es->kind != EVSPEC_KPROBE;
+	/* As perf: a group read at the leader's samples is not inherited
+	 * (each task would read its own members, and perf script takes the
+	 * deltas per event, not per task). */
+	if (read)
+		a->inherit = 0;
 	a->enable_on_exec = o->argv && !member ? 1 : 0;
-	if (o->exclude_kernel)
+	if (o->exclude_kernel && offcpu) {
+		/* The switch happens in the kernel: an event excluding it never
+		 * fires.  User-only means user-only call chains here. */
+		a->exclude_callchain_kernel = 1;
+	} else if (o->exclude_kernel) {
 		a->exclude_kernel = a->exclude_hv = 1;
+	}
+	if (o->use_clockid) {
+		a->use_clockid = 1;
+		a->clockid = o->clockid;
+	}
 	if (o->overwrite)
 		a->write_backward = 1;
 	if (o->wakeup_events) {
@@ -219,7 +260,7 @@ static void fill_attr(struct perf_event_attr *a, const struct evspec *es,
 		a->comm = 1;
 		a->comm_exec = 1;
 		a->task = 1;
-		a->context_switch = o->context_switch ? 1 : 0;
+		a->context_switch = o->context_switch || o->offcpu ? 1 : 0;
 	}
 }
 
@@ -236,6 +277,7 @@ void session__close(struct session *s)
 			close(s->fds[i].fd);
 	for (i = 0; i < s->nevents; i++)
 		free(s->ids ? s->ids[i] : NULL);
+	offcpu__delete(s->oc);
 	free(s->ids);
 	free(s->nids);
 	free(s->rings);
@@ -265,8 +307,22 @@ static int add_id(struct session *s, int ev, int fd)
 	return 0;
 }
 
+/* Why the off-CPU event did not open, in the words of what to do (the
+ * usual advice, add :u, cannot help it). */
+static void offcpu_errmsg(char *err, size_t errlen, int e, const struct perf_event_attr *a,
+			  pid_t pid, int cpu)
+{
+	if (e == EACCES || e == EPERM)
+		errf(err, errlen, "off-CPU samples are taken in the kernel, at each context switch "
+		     "(%s): they need CAP_PERFMON (or CAP_SYS_ADMIN) or "
+		     "kernel.perf_event_paranoid<=1 (it is %lld)", strerror(e),
+		     perf_sys__sysctl("perf_event_paranoid", 2));
+	else
+		errmsg__open(err, errlen, e, "context-switches (for offcpu-time)", a, pid, cpu);
+}
+
 static int open_all(struct session *s, const struct session_opts *o,
-		    struct perf_event_attr *attrs, const struct evspec *specs,
+		    struct perf_event_attr *attrs, const struct evgroup_event *specs,
 		    const int *cpus, int ncpus, const pid_t *threads, int nthreads,
 		    int cgroup_fd, char *err, size_t errlen)
 {
@@ -281,15 +337,22 @@ static int open_all(struct session *s, const struct session_opts *o,
 		return -ENOMEM;
 	for (c = 0; c < ncpus; c++) {
 		for (t = 0; t < nthreads; t++) {
-			int leader = -1;
 			int ring = per_cpu ? c : t;
+			/* This (cpu, thread)'s fds start here: a member's leader is
+			 * at its event index from it. */
+			int base = s->nfds;
 			for (e = 0; e < s->nevents; e++) {
 				pid_t pid = cgroup_fd >= 0 ? cgroup_fd : threads[t];
-				int group = o->read_group && e > 0 ? leader : -1;
+				int l = specs[e].leader;
+				int group = l >= 0 && l != e ? s->fds[base + l].fd : -1;
 				int fd = perf_sys__open(&attrs[e], pid, cpus[c], group, flags);
 				struct sfd *f;
+				if (fd < 0 && e == s->offcpu_ev) {
+					offcpu_errmsg(err, errlen, -fd, &attrs[e], pid, cpus[c]);
+					return fd;
+				}
 				if (fd < 0) {
-					errmsg__open(err, errlen, -fd, o->events[e], &attrs[e],
+					errmsg__open(err, errlen, -fd, specs[e].text, &attrs[e],
 						     pid, cpus[c]);
 					return fd;
 				}
@@ -297,12 +360,10 @@ static int open_all(struct session *s, const struct session_opts *o,
 				f->fd = fd;
 				f->ev = e;
 				f->ring = ring;
-				if (e == 0)
-					leader = fd;
 				rc = add_id(s, e, fd);
 				if (rc) {
 					errf(err, errlen, "%s: PERF_EVENT_IOC_ID: %s",
-					     specs[e].name, strerror(-rc));
+					     specs[e].ev.name, strerror(-rc));
 					return rc;
 				}
 				if (!s->rings[ring]) {
@@ -316,7 +377,7 @@ static int open_all(struct session *s, const struct session_opts *o,
 						 ring__fd(s->rings[ring])) < 0) {
 					rc = -errno;
 					errf(err, errlen, "%s: PERF_EVENT_IOC_SET_OUTPUT: %s",
-					     specs[e].name, strerror(errno));
+					     specs[e].ev.name, strerror(errno));
 					return rc;
 				}
 			}
@@ -355,7 +416,7 @@ int session__open(const struct session_opts *o, struct session **out,
 		  char *err, size_t errlen)
 {
 	struct session *s;
-	struct evspec *specs = NULL;
+	struct evgroup_event *specs = NULL;
 	struct perf_event_attr *attrs = NULL;
 	pid_t *threads = NULL, one;
 	int nthreads = 0, *cpus = NULL, ncpus = 0, cgroup_fd = -1, rc, i;
@@ -364,8 +425,14 @@ int session__open(const struct session_opts *o, struct session **out,
 	*out = NULL;
 	if (err && errlen)
 		err[0] = 0;
-	if (o->nr_events < 1 || o->nr_events > 64) {
-		errf(err, errlen, "a session needs 1 to 64 events (got %d)", o->nr_events);
+	if (o->nr_events < (o->offcpu ? 0 : 1) || o->nr_events > SESSION_MAX_EVENTS) {
+		errf(err, errlen, "a session needs 1 to %d events (got %d)", SESSION_MAX_EVENTS,
+		     o->nr_events);
+		return -EINVAL;
+	}
+	if (o->offcpu && o->overwrite) {
+		errf(err, errlen, "off-CPU samples pair each switch-out with its switch-in as "
+		     "the rings drain: not with overwrite rings");
 		return -EINVAL;
 	}
 	if (o->pages && (o->pages & (o->pages - 1))) {
@@ -381,25 +448,70 @@ int session__open(const struct session_opts *o, struct session **out,
 	s = calloc(1, sizeof *s);
 	if (!s)
 		return -ENOMEM;
-	s->nevents = o->nr_events;
 	s->overwrite = o->overwrite;
+	/* Groups ({a,b}:S) expand into their members, up to 64 events; an
+	 * off-CPU session's own event comes last. */
+	s->offcpu_ev = -1;
+	specs = calloc(SESSION_MAX_EVENTS + 1, sizeof *specs);
+	if (!specs) {
+		rc = -ENOMEM;
+		goto fail;
+	}
+	rc = o->nr_events == 0 ? 0 :
+	     evgroup__expand(o->events, (size_t)o->nr_events, specs, SESSION_MAX_EVENTS,
+			     err, errlen);
+	if (rc == -E2BIG)
+		errf(err, errlen, "a session takes at most %d events (groups counted by members)",
+		     SESSION_MAX_EVENTS);
+	if (rc < 0 || (rc == 0 && !o->offcpu)) {
+		rc = rc < 0 ? rc : -EINVAL;
+		goto fail;
+	}
+	s->nevents = rc;
+	for (i = 0; o->read_group && i < s->nevents; i++) {
+		/* read_group: one group of every event, read at the first's samples. */
+		specs[i].leader = 0;
+		specs[i].sample_read = 1;
+	}
+	if (o->offcpu) {
+		struct evgroup_event *ge = &specs[s->nevents];
+		rc = evspec__parse("context-switches", &ge->ev, err, errlen);
+		if (rc)
+			goto fail;
+		ge->leader = -1;
+		ge->sample_read = 0;
+		s->offcpu_ev = s->nevents++;
+	}
 	s->evtab = evtab__new();
 	s->ids = calloc((size_t)s->nevents, sizeof *s->ids);
 	s->nids = calloc((size_t)s->nevents, sizeof *s->nids);
-	specs = calloc((size_t)s->nevents, sizeof *specs);
 	attrs = calloc((size_t)s->nevents, sizeof *attrs);
 	cpus = calloc(MAX_CPUS, sizeof *cpus);
-	if (!s->evtab || !s->ids || !s->nids || !specs || !attrs || !cpus) {
+	if (!s->evtab || !s->ids || !s->nids || !attrs || !cpus) {
 		rc = -ENOMEM;
 		goto fail;
 	}
 	for (i = 0; i < s->nevents; i++) {
-		rc = evspec__parse(o->events[i], &specs[i], err, errlen);
-		if (rc)
-			goto fail;
-		fill_attr(&attrs[i], &specs[i], o, i);
-		rc = evtab__add(s->evtab, &attrs[i], specs[i].name);
+		int offcpu = i == s->offcpu_ev;
+		fill_attr(&attrs[i], &specs[i], o, i, offcpu);
+		if (offcpu) {
+			/* Declared as perf's --off-cpu declares its event (a
+			 * software bpf-output event), so perf treats its samples
+			 * as off-CPU time; opened as context-switches. */
+			struct perf_event_attr fa = attrs[i];
+			fa.config = PERF_COUNT_SW_BPF_OUTPUT;
+			rc = evtab__add(s->evtab, &fa, OFFCPU_EVENT_NAME);
+		} else {
+			rc = evtab__add(s->evtab, &attrs[i], specs[i].ev.name);
+		}
 		if (rc < 0)
+			goto fail;
+	}
+	if (o->offcpu) {
+		struct offcpu_opts oo = { .evidx = s->offcpu_ev, .thresh_ns = o->offcpu_thresh_ns,
+					  .keep_switches = o->context_switch };
+		rc = offcpu__new(&oo, &s->oc);
+		if (rc)
 			goto fail;
 	}
 
@@ -512,6 +624,7 @@ static int each_fd(struct session *s, unsigned long req)
 
 int session__start(struct session *s)
 {
+	s->stopped = 0;
 	if (s->wl)
 		return workload__start(s->wl);
 	return each_fd(s, PERF_EVENT_IOC_ENABLE);
@@ -519,6 +632,7 @@ int session__start(struct session *s)
 
 int session__stop(struct session *s)
 {
+	s->stopped = 1;
 	return each_fd(s, PERF_EVENT_IOC_DISABLE);
 }
 
@@ -644,18 +758,44 @@ static int raw_one(void *arg, const struct perf_event_header *h)
 	return v;
 }
 
+/* Off-CPU sessions: every record through the switch-out filter first. */
+static int offcpu_one(void *arg, const struct perf_event_header *h)
+{
+	struct raw_ctx *c = arg;
+
+	return offcpu__feed(c->s->oc, c->s->evtab, h, raw_one, c);
+}
+
+/* Off-CPU samples the watermark allows; nonzero when the consumer
+ * stopped (or failed) on one. */
+static int offcpu_flush(struct raw_ctx *c, int *total)
+{
+	uint64_t before = c->s->st.records;
+	int rc = offcpu__flush(c->s->oc, c->s->oc_watermark, raw_one, c);
+
+	*total += (int)(c->s->st.records - before);
+	if (rc < 0 && !c->err)
+		c->err = rc;
+	return rc;
+}
+
 int session__drain_raw(struct session *s, session_raw_fn fn, void *arg)
 {
 	struct raw_ctx c = { s, fn, arg, 0, 0 };
 	int i, total = 0;
+	/* after a whole pass, every record up to this time has been fed */
+	uint64_t pass_mark = s->oc ? offcpu__seen(s->oc) : 0;
 
 	if (s->overwrite) {
 		snprintf(s->last_error, sizeof s->last_error,
 			 "an overwrite session is read with snapshot(), not drained");
 		return -EINVAL;
 	}
+	/* what an earlier call left (its consumer stopped) */
+	if (s->oc && offcpu_flush(&c, &total))
+		return c.err ? c.err : total;
 	for (i = 0; i < s->nrings; i++) {
-		int n = ring__drain(s->rings[i], raw_one, &c);
+		int n = ring__drain(s->rings[i], s->oc ? offcpu_one : raw_one, &c);
 		if (n == -EIO) {
 			/* The ring dropped what it could not frame and goes on:
 			 * counted like a record that does not decode. */
@@ -676,6 +816,12 @@ int session__drain_raw(struct session *s, session_raw_fn fn, void *arg)
 		/* fn asked to stop: leave the other rings for the next call. */
 		if (c.stopped)
 			break;
+	}
+	if (s->oc && !c.stopped) {
+		/* a whole pass: stopped events have no records left to come */
+		s->oc_watermark = s->stopped ? UINT64_MAX : pass_mark;
+		if (offcpu_flush(&c, &total) < 0)
+			return c.err;
 	}
 	return total;
 }
@@ -726,6 +872,16 @@ int session__snapshot(struct session *s, session_rec_fn fn, void *arg)
 void session__stats(const struct session *s, struct session_stats *st)
 {
 	*st = s->st;
+	if (s->oc) {
+		struct offcpu_stats o;
+		offcpu__stats(s->oc, &o);
+		st->offcpu_switch_outs = o.switch_outs;
+		st->offcpu_samples = o.samples;
+		st->offcpu_ns = o.ns;
+		st->offcpu_preempted = o.preempted;
+		st->offcpu_short = o.short_waits;
+		st->offcpu_unmatched = o.unmatched;
+	}
 }
 
 const char *session__last_error(const struct session *s)

@@ -13,7 +13,10 @@
  *
  * Every event gets PERF_SAMPLE_IDENTIFIER and sample_id_all, so each record
  * maps to its event through session__evtab.  Task, comm, mmap2 (and
- * context switch when asked) tracking is on the first event.
+ * context switch when asked) tracking is on the first event.  Off-CPU
+ * sessions add the context-switches event last, named "offcpu-time", and
+ * drain through offcpu.h's filter; the evtab (what a perf.data declares)
+ * gives it the attr perf's --off-cpu writes: software, bpf-output.
  */
 #ifndef LUAPERF_SESSION_H
 #define LUAPERF_SESSION_H
@@ -31,7 +34,9 @@ enum session_callchain {
 };
 
 struct session_opts {
-	const char *const *events;     /* event specs (evspec grammar); >= 1 */
+	const char *const *events;     /* event specs (evspec grammar) or groups
+					  ("{a,b}", "{a,b}:S": the leader's samples read
+					  the members, PERF_SAMPLE_READ); >= 1 */
 	int nr_events;
 	uint64_t period;               /* fixed period, or */
 	uint64_t freq;                 /* frequency (Hz); neither: perf's 4000 Hz */
@@ -56,7 +61,16 @@ struct session_opts {
 	int overwrite;                 /* backward rings, read by session__snapshot */
 	uint64_t branch_sample_type;   /* for PERF_SAMPLE_BRANCH_STACK (lbr sets it) */
 	uint64_t sample_regs_user, sample_regs_intr;
-	int exclude_kernel;            /* force :u on every event */
+	int exclude_kernel;            /* force :u on every event (off-CPU: its chains) */
+	/* Off-CPU samples (offcpu.h): one more event, "offcpu-time", whose
+	 * samples weigh the time their thread was blocked (ns); events may
+	 * then be empty (nr_events 0). */
+	int offcpu;
+	uint64_t offcpu_thresh_ns;     /* shorter waits are dropped */
+	/* Sample times from this clock (CLOCK_MONOTONIC, ...; perf record -k),
+	 * one for every CPU, so times of a thread that moved compare; 0: perf's
+	 * own clock. */
+	int use_clockid, clockid;
 };
 
 struct session;
@@ -107,6 +121,9 @@ struct session_stats {
 	uint64_t lost_records;  /* LOST and LOST_SAMPLES records */
 	uint64_t throttled, unthrottled;
 	uint64_t errors;        /* records skipped: not decoded, or of a bad size */
+	/* off-CPU sessions (offcpu.h's counts) */
+	uint64_t offcpu_switch_outs, offcpu_samples, offcpu_ns;
+	uint64_t offcpu_preempted, offcpu_short, offcpu_unmatched;
 };
 void session__stats(const struct session *s, struct session_stats *st);
 const char *session__last_error(const struct session *s);

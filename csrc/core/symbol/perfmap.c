@@ -1,7 +1,8 @@
 /*
  * /tmp/perf-PID.map, perf's rule: only a regular file (not a symlink)
  * owned by root or by the process's user, so another user cannot plant
- * names; read again when it has grown (JITs append).
+ * names; read again when it has grown (JITs append) or was replaced
+ * (perf.jitmap renames a rewritten map over the old one).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -113,7 +114,8 @@ int perfmap__refresh(struct perfmap *pm, const char *dir, uint32_t pid, uid_t ui
 			 path, (unsigned)st.st_uid, (unsigned)uid);
 		return pm->state = -EPERM;
 	}
-	if (pm->state == 1 && st.st_size <= pm->size) {
+	if (pm->state == 1 && st.st_size <= pm->size && st.st_dev == pm->dev &&
+	    st.st_ino == pm->ino) {
 		close(fd);
 		return 0;
 	}
@@ -145,6 +147,8 @@ int perfmap__refresh(struct perfmap *pm, const char *dir, uint32_t pid, uid_t ui
 	if (symtab__finish(&pm->syms, 0) < 0)
 		return pm->state = -ENOMEM;
 	pm->size = (off_t)n;
+	pm->dev = st.st_dev;
+	pm->ino = st.st_ino;
 	pm->state = 1;
 	pm->why[0] = '\0';
 	return 0;

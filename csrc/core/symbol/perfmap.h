@@ -14,6 +14,8 @@
 struct perfmap {
 	struct symtab syms;
 	off_t size;                   /* bytes parsed; reload when the file grows */
+	dev_t dev;                    /* the file read: reload when it was replaced */
+	ino_t ino;
 	int state;                    /* 0: not read, 1: read, -errno: refused */
 	char why[384];                /* when refused */
 };
@@ -25,7 +27,8 @@ int perfmap__parse(struct symtab *t, const char *buf, size_t len);
 void perfmap__init(struct perfmap *pm);
 void perfmap__exit(struct perfmap *pm);
 /*
- * (Re)reads dir/perf-PID.map when it is new or grew.  Refuses a symlink
+ * (Re)reads dir/perf-PID.map when it is new, grew or was replaced (a
+ * JIT that rewrites its map when code is reused renames a new file over it).  Refuses a symlink
  * and a file not owned by root or the process's user (uid, or our euid
  * when the process is gone: uid == (uid_t)-1).  0 or -errno (pm->why).
  */

@@ -42,6 +42,7 @@ struct symbolizer {
 	size_t inl_n, inl_cap;
 	struct known_bid *bids;       /* build ids by path, from the recording */
 	int offline;                  /* a recording's pids: no /proc reads */
+	int proc_fallback;            /* live: an unknown pid's maps from /proc */
 	char symfs[PATH_MAX];         /* perf's --symfs, "" when none */
 	struct obj_warning *owarn;    /* why objects were skipped, in order */
 	struct obj_warning **owarn_tail;
@@ -371,7 +372,18 @@ static struct addrspace *space_of(struct symbolizer *s, uint32_t pid)
 {
 	if (s->last == NULL || s->last->pid != pid)
 		s->last = addrspaces__get(&s->as, pid, 0);
+	if (s->last == NULL && s->proc_fallback && !s->offline) {
+		/* once: a process gone since leaves an empty space behind */
+		if (symbolizer__load_proc(s, pid) < 0)
+			addrspaces__get(&s->as, pid, 1);
+		s->last = addrspaces__get(&s->as, pid, 0);
+	}
 	return s->last;
+}
+
+void symbolizer__set_proc_fallback(struct symbolizer *s, int on)
+{
+	s->proc_fallback = on != 0;
 }
 
 static int bid_matches(const struct dso *d, const struct map *m)

@@ -88,6 +88,14 @@ int symbolizer__set_symfs(struct symbolizer *sym, const char *dir);
  */
 int symbolizer__load_proc(struct symbolizer *sym, uint32_t pid);
 
+/*
+ * Live sessions over processes that ran before them (system-wide, perf
+ * top): a pid no record and no load gave maps to has them read from
+ * /proc/PID/maps at its first lookup, once (a process gone by then stays
+ * without maps).  Off by default; never offline.
+ */
+void symbolizer__set_proc_fallback(struct symbolizer *sym, int on);
+
 /* A mapping of a process, as symbolizer__find_map returns it. */
 struct sym_map {
 	uint64_t start, end;          /* [start, end) in the process */

@@ -15,7 +15,10 @@ usage: luaperf flame [-i perf.data|file.folded] [-o out.svg | -o -] [options]
                       normalising BASE to the same total (add --no-comm
                       when the two runs' command names differ)
   --negate            with --diff: widths from BASE instead
-  --weight W          samples (default) or period
+  --weight W          samples (default; period for off-CPU time) or period
+  --wall              wall-clock time: a file recorded with --off-cpu and a
+                      clock event (-e cpu-clock or task-clock) drawn as one
+                      graph, both weighted in nanoseconds
   --annotate          folded: add _[k] (kernel), _[j] (JIT), _[i] (inlined)
   --inline            expand inlined functions (DWARF)
   --no-comm           no command name as the root frame
@@ -46,7 +49,7 @@ local function parse(args)
     ["--vmlinux"] = "vmlinux", ["--symfs"] = "symfs" }
   local flags = { ["--inverted"] = "inverted", ["--flamechart"] = "flamechart",
     ["--negate"] = "negate", ["--annotate"] = "annotate", ["--inline"] = "inline",
-    ["--no-comm"] = "no_comm", ["-h"] = "help", ["--help"] = "help" }
+    ["--no-comm"] = "no_comm", ["--wall"] = "wall", ["-h"] = "help", ["--help"] = "help" }
   local ok, err = options.parse(args, o, takes, flags)
   if not ok then return nil, err end
   for _, k in ipairs({ "minwidth", "width", "pid", "tid" }) do
@@ -65,7 +68,42 @@ local function parse(args)
   end
   if o.negate and not o.diff then return nil, "--negate needs --diff BASE" end
   if o.diff and o.format ~= "svg" then return nil, "--diff draws an SVG: use --format svg" end
+  if o.wall and o.format ~= "svg" and o.format ~= "folded" then
+    return nil, "--wall draws an SVG or folded stacks: use --format svg or folded"
+  end
+  if o.wall and (o.event or o.flamechart or o.diff) then
+    return nil, "--wall takes both events of the file: not with -e, --flamechart or --diff"
+  end
+  if o.wall and o.weight == "samples" then return nil, "--wall weighs by time (period)" end
   return o
+end
+
+local OFFCPU = "offcpu-time"
+
+-- --wall: the file's off-CPU samples and the samples of one clock event
+-- (cpu-clock or task-clock: their periods are nanoseconds on the CPU, as
+-- the off-CPU periods are nanoseconds off it), merged.
+local function wall_check(view, meta)
+  if not view then
+    return nil, "--wall needs a perf.data file (read by the C report engine)"
+  end
+  local names, off, cpu = meta.events or {}, false, {}
+  for _, n in ipairs(names) do
+    if n == OFFCPU then off = true else cpu[#cpu + 1] = n end
+  end
+  if not off then
+    return nil, "--wall: no '" .. OFFCPU .. "' samples in this file: record with --off-cpu"
+  end
+  if #cpu ~= 1 then
+    return nil, "--wall: the file needs one CPU event beside '" .. OFFCPU .. "' (it has: " ..
+      table.concat(names, ", ") .. "): record with --off-cpu -e cpu-clock"
+  end
+  local base = cpu[1]:gsub(":.*$", "")
+  if base ~= "cpu-clock" and base ~= "task-clock" then
+    return nil, "--wall: '" .. cpu[1] .. "' does not count time; record the CPU side with " ..
+      "-e cpu-clock (or task-clock), whose periods are nanoseconds"
+  end
+  return true
 end
 
 local default_out = { svg = "flame.svg", folded = "-", pprof = "profile.pb.gz",
@@ -99,12 +137,32 @@ return function(args)
     return 1
   end
   local meta = view and lerr or list.meta
-  local folded_text
+  if o.wall then
+    local ok, why = wall_check(view, meta)
+    if not ok then
+      io.stderr:write("luaperf flame: ", why, "\n")
+      return 1
+    end
+    local kept = {}
+    for _, w in ipairs(meta.warnings or {}) do
+      if not w:match("^%d+ events recorded") then kept[#kept + 1] = w end
+    end
+    meta.view_event, meta.warnings = nil, kept
+    meta.samples, meta.period = view:summary().samples, view:summary().period
+    o.weight = "period"
+  elseif meta.event == OFFCPU and not o.weight then
+    -- an off-CPU sample weighs the time its thread was blocked, not one
+    o.weight = "period"
+  end
+  local folded_text, vopts
   if view then
-    local vopts = { event = meta.view_event, pid = o.pid, tid = o.tid, comm = o.comm,
+    vopts = { event = meta.view_event, pid = o.pid, tid = o.tid, comm = o.comm,
       annotate = o.annotate, comm_frame = not o.no_comm, weight = o.weight }
     if o.format == "folded" then
       folded_text = view:folded(vopts)
+    elseif not o.diff and view.flame then
+      -- the tree and layout in C too (flame.render_view): no stack list
+      vopts.draw = true
     else
       -- a flame graph keys frames by command and name: one stack for
       -- all the threads that share one
@@ -134,7 +192,9 @@ return function(args)
     minwidth = o.minwidth, comm = not o.no_comm, annotate = o.annotate }
   local out
   local info
-  if o.format == "svg" then
+  if o.format == "svg" and vopts and vopts.draw then
+    out, info = perf.flame.render_view(view, vopts, meta, ropts)
+  elseif o.format == "svg" then
     out, info = perf.flame.render(list, ropts)
   elseif o.format == "folded" then
     out = folded_text or perf.folded.format(list, ropts)

@@ -9,7 +9,9 @@ local commands = {
   { "report", "print a report of a perf.data file" },
   { "flame",  "write a flame graph or a profile export" },
   { "script", "print records, or run a Lua script over them" },
+  { "top",    "a live view of the hottest functions (perf top)" },
   { "list",   "list the events this machine has" },
+  { "trace",  "system call summaries, probes as they happen, function latency" },
 }
 
 local function usage(out)

@@ -1,25 +1,39 @@
 -- Command-line options for the luaperf subcommands: "-x value", "--long
 -- value", "--long=value", and flags.  One loop for every command.
 --
---   options.parse(args, o, takes, flags) -> o | nil, message
---     takes: { ["--output"] = "output", ["-o"] = "output", ... }
+--   options.parse(args, o, takes, flags [, cmd]) -> o | nil, message
+--     takes: { ["--output"] = "output", ["-o"] = "output", ... }, or a
+--            function(o, value) that stores it and returns nil or a message
 --     flags: { ["--inverted"] = "inverted" }            (sets true), or
 --            { ["--no-children"] = { "children", false } } (sets a value)
+--     cmd:   the key of a command to run: "--", or the first argument that
+--            is not an option (perf takes it without "--"), starts it and
+--            everything after is its argv
 local M = {}
 
-function M.parse(args, o, takes, flags)
+function M.parse(args, o, takes, flags, cmd)
   local i = 1
   while i <= #args do
     local a = args[i]
     local k, v = a:match("^(%-%-[%w%-]+)=(.*)$")
     if k then a = k end
-    if takes[a] then
+    if cmd and (a == "--" or a:sub(1, 1) ~= "-") then
+      local argv = {}
+      for j = a == "--" and i + 1 or i, #args do argv[#argv + 1] = args[j] end
+      o[cmd] = argv
+      break
+    elseif takes[a] then
       if v == nil then
         i = i + 1
         v = args[i]
         if v == nil then return nil, a .. " needs a value" end
       end
-      o[takes[a]] = v
+      if type(takes[a]) == "function" then
+        local err = takes[a](o, v)
+        if err then return nil, err end
+      else
+        o[takes[a]] = v
+      end
     elseif flags[a] ~= nil and v == nil then
       local f = flags[a]
       if type(f) == "table" then o[f[1]] = f[2] else o[f] = true end
@@ -29,6 +43,28 @@ function M.parse(args, o, takes, flags)
     i = i + 1
   end
   return o
+end
+
+-- A takes entry for a number: stores tonumber(value) at key, or says why
+-- not ("-F needs a number"); min: the least value accepted.
+function M.number(key, message, min)
+  return function(o, v)
+    local n = tonumber(v)
+    if not n or (min and n < min) then return message end
+    o[key] = n
+  end
+end
+
+-- A takes entry for -e: every event of a list (commas inside pmu/.../
+-- terms belong to the event) appended to o.events; one that does not
+-- parse is refused here, as by luaperf stat.
+function M.events(o, v)
+  local perf = require "perf"
+  for _, ev in ipairs(perf.split_events(v)) do
+    local ok, err = perf.parse(ev)
+    if not ok then return err end
+    o.events[#o.events + 1] = ev
+  end
 end
 
 -- A progress line for a long read ("luaperf report: reading FILE: 45%"),

@@ -2,16 +2,18 @@
 --
 --   luaperf record [-e ev]... [-F hz | -c period] [-g | --call-graph fp|dwarf[,size]]
 --                  [-p pid | -a | -C cpus] [-m pages] [--switch-events] [--overwrite]
---                  [--duration sec] [-o FILE] [-- cmd ...]
+--                  [--duration sec] [--off-cpu [--off-cpu-thresh US]] [-o FILE] [-- cmd ...]
 --
 -- The session drains its rings into the file from C (perf.Writer); Lua only
 -- sets things up and prints perf's summary line at the end.
 local perf = require "perf"
+local options = require "perf.cli.options"
 
 local USAGE = [==[
 usage: luaperf record [options] [-- cmd ...]
   -e, --event EV        event to sample (repeatable, or a comma list; default cycles,
-                        cpu-clock where there is no hardware PMU)
+                        cpu-clock where there is no hardware PMU); {a,b}:S
+                        samples the leader and reads the group at each sample
   -F, --freq HZ         sampling frequency (default 4000)
   -c, --count N         sample every N events (a fixed period)
   -g                    frame-pointer call chains
@@ -21,6 +23,10 @@ usage: luaperf record [options] [-- cmd ...]
   -C, --cpu LIST        these CPUs ("0,2-3"), system-wide on them
   -m, --mmap-pages N    ring data pages per ring (a power of two)
   --switch-events       record context switches
+  --off-cpu             off-CPU samples: the call chain at each switch-out of a
+                        blocked thread, event 'offcpu-time', period = ns until
+                        its switch-in (alone, or beside the -e events)
+  --off-cpu-thresh US   leave out waits shorter than US microseconds
   --overwrite           flight recorder: keep the newest records, write them at the end
   --duration SEC        stop after SEC seconds (else when the command or pid ends, or Ctrl-C)
   -o, --output FILE     output file (default perf.data)
@@ -43,66 +49,37 @@ end
 
 local function parse(args)
   local o = { events = {}, output = "perf.data" }
-  local i = 1
-  local function value(name)
-    i = i + 1
-    if args[i] == nil then error({ msg = "option " .. name .. " needs a value" }) end
-    return args[i]
-  end
-  while i <= #args do
-    local a = args[i]
-    local long, eqv = a:match("^(%-%-[%w-]+)=(.*)$")
-    if long then a = long end
-    local function v(name) if eqv then return eqv end return value(name) end
-    if a == "--" then
-      o.cmd = {}
-      for k = i + 1, #args do o.cmd[#o.cmd + 1] = args[k] end
-      break
-    elseif a == "-e" or a == "--event" then
-      -- commas inside pmu/.../ terms belong to the event; an event that
-      -- does not parse is refused here, as by luaperf stat
-      for _, ev in ipairs(perf.split_events(v(a))) do
-        local ok, perr = perf.parse(ev)
-        if not ok then error({ msg = perr }) end
-        o.events[#o.events + 1] = ev
-      end
-    elseif a == "-F" or a == "--freq" then o.freq = tonumber(v(a))
-      if not o.freq then error({ msg = "-F needs a number" }) end
-    elseif a == "-c" or a == "--count" then o.period = tonumber(v(a))
-      if not o.period then error({ msg = "-c needs a number" }) end
-    elseif a == "-g" then o.callchain = "fp"
-    elseif a == "--call-graph" then
-      local m = v(a)
-      if m ~= "fp" and not m:match("^dwarf") then
-        error({ msg = "--call-graph: expected fp or dwarf[,size], got '" .. m .. "'" })
-      end
-      o.callchain = m
-    elseif a == "-p" or a == "--pid" then o.pid = tonumber(v(a))
-      if not o.pid then error({ msg = "-p needs a pid" }) end
-    elseif a == "-a" or a == "--all-cpus" then o.all = true
-    elseif a == "-C" or a == "--cpu" then
-      local l, err = cpu_list(v(a))
-      if not l then error({ msg = err }) end
-      o.cpus = l
-    elseif a == "-m" or a == "--mmap-pages" then o.pages = tonumber(v(a))
-      if not o.pages then error({ msg = "-m needs a number of pages" }) end
-    elseif a == "--switch-events" then o.switch = true
-    elseif a == "--overwrite" then o.overwrite = true
-    elseif a == "--duration" then o.duration = tonumber(v(a))
-    elseif a == "-o" or a == "--output" then o.output = v(a)
-    elseif a == "-h" or a == "--help" then o.help = true
-    elseif a:sub(1, 1) ~= "-" and not o.cmd then
-      -- perf accepts the command without "--" too
-      o.cmd = {}
-      for k = i, #args do o.cmd[#o.cmd + 1] = args[k] end
-      break
-    else
-      error({ msg = "unknown option " .. a })
+  local function callgraph(t, m)
+    if m ~= "fp" and not m:match("^dwarf") then
+      return "--call-graph: expected fp or dwarf[,size], got '" .. m .. "'"
     end
-    i = i + 1
+    t.callchain = m
   end
+  local function cpus(t, s)
+    local l, err = cpu_list(s)
+    t.cpus = l
+    return err
+  end
+  local freq, period = options.number("freq", "-F needs a number"), options.number("period", "-c needs a number")
+  local pid, pages = options.number("pid", "-p needs a pid"), options.number("pages", "-m needs a number of pages")
+  local takes = {
+    ["-e"] = options.events, ["--event"] = options.events,
+    ["-F"] = freq, ["--freq"] = freq, ["-c"] = period, ["--count"] = period,
+    ["--call-graph"] = callgraph, ["-p"] = pid, ["--pid"] = pid,
+    ["-C"] = cpus, ["--cpu"] = cpus, ["-m"] = pages, ["--mmap-pages"] = pages,
+    ["--off-cpu-thresh"] = options.number("offcpu_thresh", "--off-cpu-thresh needs a number of microseconds", 0),
+    ["--duration"] = options.number("duration", "--duration needs seconds", 0),
+    ["-o"] = "output", ["--output"] = "output",
+  }
+  local flags = { ["-g"] = { "callchain", "fp" }, ["-a"] = "all", ["--all-cpus"] = "all",
+    ["--switch-events"] = "switch", ["--off-cpu"] = "offcpu", ["--overwrite"] = "overwrite",
+    ["-h"] = "help", ["--help"] = "help" }
+  local ok, err = options.parse(args, o, takes, flags, "cmd")
+  if not ok then error({ msg = err }) end
   if o.help then return o end
   if o.freq and o.period then error({ msg = "give -F or -c, not both" }) end
+  if o.offcpu_thresh and not o.offcpu then error({ msg = "--off-cpu-thresh needs --off-cpu" }) end
+  if o.offcpu and o.overwrite then error({ msg = "--off-cpu and --overwrite do not go together" }) end
   if not o.cmd and not o.pid and not o.all and not o.cpus then
     error({ msg = "nothing to record: give a command, -p PID, -a or -C" })
   end
@@ -112,7 +89,8 @@ end
 local function open_session(o, events)
   -- tracepoints get their raw payload and every hit from the session
   local opts = {
-    events = events,
+    events = #events > 0 and events or nil,
+    offcpu = o.offcpu, offcpu_thresh = o.offcpu_thresh,
     freq = o.freq, period = o.period,
     callchain = o.callchain,
     pages = o.pages,
@@ -146,7 +124,10 @@ local function run(args)
 
   local events = o.events
   local s, err, errno
-  if #events == 0 then
+  if #events == 0 and o.offcpu then
+    -- off-CPU samples alone (perf adds its default event: give -e for one)
+    s, err, errno = open_session(o, events)
+  elseif #events == 0 then
     -- perf's default, and its fallback where there is no hardware PMU
     s, err, errno = open_session(o, { "cycles" })
     if not s then
@@ -237,6 +218,7 @@ local function run(args)
     end
   end
   local cok, cerr = w:close()
+  local s_stats = s:stats()
   s:close()
   if not stats or not cok then
     io.stderr:write("luaperf record: ", tostring(rerr or cerr), "\n")
@@ -254,6 +236,12 @@ local function run(args)
     io.stderr:write(string.format(
       "Warning: the event was throttled %d times: the rate exceeds " ..
       "kernel.perf_event_max_sample_rate; lower -F or raise -c\n", stats.throttled))
+  end
+  local oc = o.offcpu and s_stats and s_stats.offcpu
+  if oc then
+    io.stderr:write(string.format("[ luaperf record: %d off-CPU samples, %.3f s blocked " ..
+      "(%d switch-outs: %d preempted, %d shorter than the threshold) ]\n",
+      oc.samples, oc.ns / 1e9, oc.switch_outs, oc.preempted, oc.short))
   end
   io.stderr:write(string.format("[ perf record: Captured and wrote %.3f MB %s (%d samples) ]\n",
     size / 1024 / 1024, o.output, stats.samples))

@@ -6,10 +6,13 @@ local usage = [[
 usage: luaperf report [-i perf.data|file.folded] [options]
 
   -i FILE                input (default perf.data)
-  -s, --sort KEYS        comma-separated: sym, dso, comm, pid, tid, cpu
-                         (default comm,dso,sym); comm is the name the
-                         thread had at each sample; pid, as perf's, is one
-                         row per thread, "TID:its last name" (tid too)
+  -s, --sort KEYS        comma-separated: sym, dso, comm, pid, tid, cpu,
+                         srcline, parent (default comm,dso,sym); comm is
+                         the name the thread had at each sample; pid, as
+                         perf's, is one row per thread, "TID:its last name"
+                         (tid too)
+  -p, --parent REGEX     the parent regex (POSIX extended; default
+                         ^sys_|^do_page_fault); adds parent to the keys
   --children             overhead includes callees (default with call chains)
   --no-children          self overhead only
   --percent-limit P      hide rows under P percent
@@ -43,7 +46,7 @@ local function parse(args)
     ["--pid"] = "pid", ["--tid"] = "tid", ["--dso"] = "dso", ["--symbol"] = "symbol",
     ["--weight"] = "weight", ["-e"] = "event", ["--event"] = "event",
     ["--kallsyms"] = "kallsyms", ["--vmlinux"] = "vmlinux", ["--symfs"] = "symfs",
-    ["--percentage"] = "percentage" }
+    ["--percentage"] = "percentage", ["-p"] = "parent", ["--parent"] = "parent" }
   local flags = { ["--children"] = { "children", true }, ["--no-children"] = { "children", false },
     ["-g"] = { "graph", true }, ["--call-graph"] = { "graph", true },
     ["--no-call-graph"] = { "graph", false }, ["--stdio"] = { "stdio", true },
@@ -67,16 +70,8 @@ local function parse(args)
   return o
 end
 
--- perf's sample count: 2814 -> "2K" (integer division by 1000s).
-local function short_count(n)
-  local units = { "", "K", "M", "G" }
-  local u = 1
-  while n > 1000 and u < #units do
-    n = math.floor(n / 1000)
-    u = u + 1
-  end
-  return string.format("%d%s", n, units[u])
-end
+-- perf's sample count: 2814 -> "2K"
+local short_count = require("perf.report").short_count
 
 local function pct(x) return string.format("%.2f%%", x) end
 
@@ -128,18 +123,25 @@ return function(args)
   if o.help then io.stdout:write(usage); return 0 end
   local stacks = require "perf.stacks"
   local report = require "perf.report"
+  -- -p adds parent to the keys, as perf's does
+  if o.parent and not (("," .. o.sort .. ","):find(",parent,", 1, true)) then
+    o.sort = o.sort .. ",parent"
+  end
   -- rows keyed by comm, pid or tid alone need no frames (perf too resolves
   -- only what its sort keys show)
   local frames = o.graph or o.dso or o.symbol or false
+  local lines, parent = false, false
   for k in o.sort:gmatch("[^,%s]+") do
     if k ~= "comm" and k ~= "pid" and k ~= "tid" then frames = true end
+    if k == "srcline" then lines = true end
+    if k == "parent" then parent = true end
   end
   local progress, done = options.progress("luaperf report", o.input)
   local lopts = { event = o.event, kallsyms = o.kallsyms, vmlinux = o.vmlinux, symfs = o.symfs,
-    frames = frames and true or false, progress = progress }
+    frames = frames and true or false, lines = lines or nil, progress = progress }
   -- self overhead without call graphs reads each sample's leaf alone (as
-  -- perf, which resolves no chain then)
-  if o.children == false and not o.graph then lopts.max_stack = 1 end
+  -- perf, which resolves no chain then); a parent is looked for up the chain
+  if o.children == false and not o.graph and not parent then lopts.max_stack = 1 end
   -- a perf.data file: a view whose rows and call graphs the core computes;
   -- folded stacks: a stack list and lua/perf/report.lua
   local src, info = stacks.open_view(o.input, lopts)
@@ -178,7 +180,7 @@ return function(args)
   end
   local ropts = { by = by, children = children, weight = o.weight, event = meta.view_event,
     comm = o.comm, pid = o.pid, tid = o.tid, dso = o.dso, sym = o.symbol,
-    percentage = o.percentage }
+    percentage = o.percentage, parent = o.parent }
   local ok, rows
   if src then
     -- the table itself is laid out in the core

@@ -6,7 +6,8 @@ local USAGE = [[
 usage: luaperf stat [-e ev,...] [-p pid [--per-thread] | -a | -C list] [-A]
                     [-r N] [-I ms] [-x sep] [-o file] [-- cmd ...]
 
-  -e, --event ev,...   events to count (default: perf stat's set)
+  -e, --event ev,...   events to count (default: perf stat's set); {a,b}:mods
+                       counts a group
   -p, --pid pid        count an existing process (until it exits or ^C)
   -a, --all-cpus       count every CPU (system wide)
   -C, --cpu list       count only these CPUs, system wide (0, 0-1, 0,2)

@@ -1,0 +1,157 @@
+/* Sampling of memory allocations (see allocsample.h). */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "profile/allocsample.h"
+
+/* xorshift64*: a uniform double in (0, 1]. */
+static double uniform(struct allocsample *a)
+{
+	uint64_t x = a->rng;
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	a->rng = x;
+	return (double)(((x * UINT64_C(2685821657736338717)) >> 11) + 1) / 9007199254740992.0;
+}
+
+/* Bytes until the next sample: exponential with mean rate. */
+static void draw(struct allocsample *a)
+{
+	double d = -log(uniform(a)) * (double)a->rate;
+	a->left = d >= 9.0e18 ? INT64_MAX : (int64_t)d;
+}
+
+int allocsample__init(struct allocsample *a, uint64_t rate, uint64_t seed)
+{
+	if (rate == 0 || rate > (UINT64_C(1) << 62))
+		return -EINVAL;
+	memset(a, 0, sizeof *a);
+	a->rate = rate;
+	a->rng = seed ? seed : UINT64_C(0x9e3779b97f4a7c15);
+	draw(a);
+	return 0;
+}
+
+void allocsample__fini(struct allocsample *a)
+{
+	free(a->live);
+	a->live = NULL;
+	a->nlive = a->live_cap = 0;
+}
+
+void allocsample__take(struct allocsample *a, uintptr_t ptr, uint64_t size)
+{
+	double r = (double)a->rate, s = (double)size;
+	uint64_t w = (uint64_t)(s / -expm1(-s / r) + 0.5);
+	a->samples++;
+	if (a->npending < ALLOCSAMPLE_PENDING) {
+		struct allocsample_pending *p = &a->pending[a->npending++];
+		p->ptr = ptr;
+		p->size = size;
+		p->weight = w;
+	} else {
+		a->overflow += w;
+	}
+	draw(a);
+}
+
+static size_t slot_of(const struct allocsample *a, uintptr_t ptr)
+{
+	return (size_t)(((uint64_t)ptr >> 4) * UINT64_C(0x9e3779b97f4a7c15) >> 20) & (a->live_cap - 1);
+}
+
+static struct allocsample_live *live_find(struct allocsample *a, uintptr_t ptr)
+{
+	size_t j;
+	if (a->nlive == 0)
+		return NULL;
+	for (j = slot_of(a, ptr); a->live[j].ptr != 0; j = (j + 1) & (a->live_cap - 1))
+		if (a->live[j].ptr == ptr)
+			return &a->live[j];
+	return NULL;
+}
+
+/* Linear probing's deletion: later entries of the run move back. */
+static void live_remove(struct allocsample *a, struct allocsample_live *e)
+{
+	size_t mask = a->live_cap - 1, i = (size_t)(e - a->live), j = i, k;
+	a->live[i].ptr = 0;
+	a->nlive--;
+	for (;;) {
+		j = (j + 1) & mask;
+		if (a->live[j].ptr == 0)
+			return;
+		k = slot_of(a, a->live[j].ptr);
+		/* entry j may fill hole i when its home k is not in (i, j] */
+		if ((i <= j) ? (i < k && k <= j) : (i < k || k <= j))
+			continue;
+		a->live[i] = a->live[j];
+		a->live[j].ptr = 0;
+		i = j;
+	}
+}
+
+static int live_put(struct allocsample *a, uintptr_t ptr, uint64_t weight, size_t tag)
+{
+	size_t j;
+	for (j = slot_of(a, ptr); a->live[j].ptr != 0 && a->live[j].ptr != ptr;
+	     j = (j + 1) & (a->live_cap - 1))
+		;
+	if (a->live[j].ptr == 0)
+		a->nlive++;
+	a->live[j].ptr = ptr;
+	a->live[j].weight = weight;
+	a->live[j].tag = tag;
+	return 0;
+}
+
+void allocsample__moved(struct allocsample *a, uintptr_t from, uintptr_t to)
+{
+	struct allocsample_live *e;
+	unsigned i;
+	for (i = 0; i < a->npending; i++)
+		if (a->pending[i].ptr == from)
+			a->pending[i].ptr = to;
+	e = live_find(a, from);
+	if (e != NULL) {
+		uint64_t w = e->weight;
+		size_t tag = e->tag;
+		live_remove(a, e);
+		if (to != 0)
+			live_put(a, to, w, tag);  /* a slot was just freed: no growth */
+	}
+}
+
+int allocsample__live_add(struct allocsample *a, uintptr_t ptr, uint64_t weight, size_t tag)
+{
+	if (ptr == 0)
+		return 0;
+	if ((a->nlive + 1) * 2 > a->live_cap) {
+		size_t cap = a->live_cap ? a->live_cap * 2 : 256, j;
+		struct allocsample_live *old = a->live, *n = calloc(cap, sizeof *n);
+		size_t oldcap = a->live_cap;
+		if (n == NULL)
+			return -ENOMEM;
+		a->live = n;
+		a->live_cap = cap;
+		a->nlive = 0;
+		for (j = 0; j < oldcap; j++)
+			if (old[j].ptr != 0)
+				live_put(a, old[j].ptr, old[j].weight, old[j].tag);
+		free(old);
+	}
+	return live_put(a, ptr, weight, tag);
+}
+
+void allocsample__reset(struct allocsample *a)
+{
+	if (a->live != NULL)
+		memset(a->live, 0, a->live_cap * sizeof *a->live);
+	a->nlive = 0;
+	a->npending = 0;
+	a->overflow = 0;
+	a->bytes = 0;
+	a->samples = 0;
+}

@@ -1,0 +1,81 @@
+/*
+ * Sampling of memory allocations, Go's heap profiler's way: one sample per
+ * `rate` bytes allocated on average, at exponentially distributed
+ * intervals, so every byte has the same chance of being the one sampled.
+ * An allocation of size s is sampled with probability 1 - exp(-s/rate)
+ * and a sample weighs s / (1 - exp(-s/rate)) bytes: the sum of the
+ * weights estimates the bytes allocated without bias, small allocations
+ * and large ones alike.
+ *
+ * The owner counts every allocation (allocsample__count, inline: two
+ * arithmetic operations), takes the sampled ones (their weights wait in a
+ * short pending list until the owner knows their stack), and reports
+ * every block that moves or is freed while samples are tracked, so the
+ * sampled blocks still allocated ("live") are known at any time.
+ * Implemented in allocsample.c.  Plain C, no Lua, no signal context.
+ */
+#ifndef LUAPERF_ALLOCSAMPLE_H
+#define LUAPERF_ALLOCSAMPLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define ALLOCSAMPLE_PENDING 32
+
+struct allocsample_pending {
+	uintptr_t ptr;                /* 0: freed before its stack was known */
+	uint64_t size, weight;
+};
+
+struct allocsample_live {
+	uintptr_t ptr;                /* 0: empty slot */
+	uint64_t weight;
+	size_t tag;                   /* the owner's (a stack's index) */
+};
+
+struct allocsample {
+	uint64_t rate;
+	int64_t left;                 /* bytes until the next sample */
+	uint64_t rng;
+	uint64_t bytes;               /* every byte counted (exact) */
+	uint64_t samples;
+	struct allocsample_pending pending[ALLOCSAMPLE_PENDING];
+	unsigned npending;
+	uint64_t overflow;            /* weight of samples the pending list had no room for */
+	struct allocsample_live *live;   /* open addressing by ptr */
+	size_t nlive, live_cap;
+};
+
+/* rate: mean bytes between samples (> 0); seed: any value.  0 or -EINVAL. */
+int allocsample__init(struct allocsample *a, uint64_t rate, uint64_t seed);
+void allocsample__fini(struct allocsample *a);
+
+/* Counts n bytes allocated; true when this allocation is to be sampled
+ * (then call allocsample__take). */
+static inline int allocsample__count(struct allocsample *a, uint64_t n)
+{
+	a->bytes += n;
+	a->left -= (int64_t)n;
+	return a->left < 0;
+}
+
+/* Samples the allocation of size bytes at ptr (pending until taken by the
+ * owner) and draws the next interval. */
+void allocsample__take(struct allocsample *a, uintptr_t ptr, uint64_t size);
+
+/* Whether any sampled block is tracked (pending or live): only then do
+ * frees and moves need reporting. */
+static inline int allocsample__tracking(const struct allocsample *a)
+{
+	return a->npending + a->nlive > 0;
+}
+
+/* The block at from moved to to (a realloc), or was freed (to == 0). */
+void allocsample__moved(struct allocsample *a, uintptr_t from, uintptr_t to);
+
+/* Tracks a sampled block as live with the owner's tag.  0 or -ENOMEM. */
+int allocsample__live_add(struct allocsample *a, uintptr_t ptr, uint64_t weight, size_t tag);
+/* Forgets every live block and pending sample; counts start again. */
+void allocsample__reset(struct allocsample *a);
+
+#endif
