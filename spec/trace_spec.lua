@@ -125,7 +125,21 @@ describe("luaperf trace -s", function()
       end
     end
     table.sort(diff)
-    assert(#diff == 0, table.concat(diff, "; ") .. "\nperf trace -s:\n" .. ref .. "\nours:\n" .. out)
+    if #diff > 0 then
+      -- perf trace drops an event now and then (seen in CI: write 24 of the
+      -- program's 25): where it differs, strace -c -f is the arbiter
+      local st = strace_counts(cmd)
+      for name, r in pairs(ours) do
+        local t = theirs[name] or { calls = 0, errors = 0 }
+        if t.calls ~= r.calls or t.errors ~= r.errors then
+          -- (the signal setup calls depend on the tracer: perf's alone is right for them)
+          assert.same(util.signal_setup_calls[name] and t or st[name], r, name .. ": " .. table.concat(diff, "; ") .. "\nperf trace -s:\n" ..
+            ref .. "\nours:\n" .. out)
+        end
+      end
+      print("# perf trace -s differs from strace -c -f here, ours agrees with strace: " ..
+        table.concat(diff, "; "))
+    end
     -- each row: min <= avg <= max, total = calls x avg (to the printed msec)
     for name, calls, _, total, min, avg, max, pct in out:gmatch(
         "\n   ([%w_]+)%s+(%d+)%s+(%d+)%s+([%d.]+)%s+([%d.]+)%s+([%d.]+)%s+([%d.]+)%s+([%d.]+)%%") do
