@@ -244,6 +244,52 @@ describe("symbolizer", function()
     sym:close()
   end)
 
+  it("names C++ PLT slots demangled @plt, data objects, and no absolute symbol, as perf does", function()
+    -- A frame-pointer chain of a system-wide recording holds PLT slots of
+    -- C++ imports and, through stale frames, addresses of data (a vtable):
+    -- perf demangles a slot's symbol before adding "@plt", names data
+    -- objects, and skips absolute symbols (a version's name, at 0).
+    local d = util.tmpdir()
+    util.write(d .. "/lib.cc", "namespace ns { long __attribute__((noinline)) twice(long v) { return 2 * v; } }\n")
+    util.write(d .. "/main.cc", [[
+      #include <signal.h>
+      namespace ns { long twice(long v); }
+      extern const long lookup_table[16];
+      const long lookup_table[16] = { 1, 2, 3 };
+      int main() { raise(SIGSTOP); return (int)ns::twice(lookup_table[1]); }
+    ]])
+    util.write(d .. "/v.map", "V1 { global: *; };\n")
+    local out, ok = util.sh(string.format("cd %s && g++ -O1 -g -fPIC -shared -Wl,--version-script=v.map " ..
+      "-o libtw.so lib.cc && g++ -O1 -g -Wl,-z,noseparate-code -o main main.cc -L. -ltw -Wl,-rpath,%s", q(d), q(d)))
+    assert(ok, out)
+    local pid = run(d .. "/main")
+    local sym = perf.symbolizer()
+    assert.is_true(sym:load(pid))
+    local bias = load_bias(pid, d .. "/main")
+    -- the slot of ns::twice: objdump names it, c++filt -p demangles the symbol
+    local dis = util.sh("objdump -d --no-show-raw-insn -j .plt -j .plt.sec " .. q(d .. "/main"))
+    local addr, mangled = dis:match("\n(%x+) <(_ZN2ns5twice%w*)@plt>:")
+    assert(addr, dis)
+    local want = util.sh("echo " .. mangled .. " | c++filt -p"):gsub("%s+$", "") .. "@plt"
+    local r = assert(sym:resolve(pid, bias + tonumber(addr, 16) + 4))
+    assert.are.equal(want, r.name)
+    assert.are.equal(4, r.offset)
+    -- a data object, as nm lists it (read-only data in the code segment,
+    -- as in the objects an old-style layout maps r-xp whole)
+    local nm = util.sh("nm " .. q(d .. "/main"))
+    local obj = assert(nm:match("(%x+) R lookup_table"), nm)
+    r = assert(sym:resolve(pid, bias + tonumber(obj, 16) + 8))
+    assert.are.equal("lookup_table", r.name)
+    assert.are.equal(8, r.offset)
+    -- the library's version name is absolute: its first page stays unnamed
+    assert.truthy(util.sh("readelf -W --dyn-syms " .. q(d .. "/libtw.so")):find("OBJECT%s+GLOBAL%s+DEFAULT%s+ABS V1"))
+    local lib = assert(util.read("/proc/" .. pid .. "/maps"):match("\n(%x+)%-%x+ r%-%-p 00000000 %S+ %d+%s+" ..
+      d:gsub("%p", "%%%0") .. "/libtw%.so\n"))
+    r = sym:resolve(pid, tonumber(lib, 16) + 0x40)
+    assert.is_true(r == nil or r.name ~= "V1", r and r.name)
+    sym:close()
+  end)
+
   it("resolves a non-PIE executable like nm and addr2line", function()
     local pid = run(dir .. "/nopie")
     local sym = perf.symbolizer()

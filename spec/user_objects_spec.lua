@@ -75,7 +75,7 @@ describe("user objects of a recording", function()
     data = dir .. "/p.data"
     util.sh("mkdir -p " .. util.q(home))
     build(V1)
-    local out, ok = util.sh(string.format("cd %s && HOME=%s perf record -q -e cpu-clock -F 999 -o %s %s >/dev/null",
+    local out, ok = util.sh(string.format("cd %s && HOME=%s perf record -q -e cpu-clock -F 4999 -o %s %s >/dev/null",
       util.q(dir), util.q(home), util.q(data), util.q(prog)))
     assert(ok, out)
     -- a copy of the recorded object for --symfs, before it is rebuilt

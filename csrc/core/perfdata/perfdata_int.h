@@ -66,6 +66,10 @@ struct perfdata {
 	/* ordering */
 	struct qent *q;
 	size_t q_head, q_sorted, q_n, q_cap;
+	/* the sort's scratch (run bounds, merge buffer), kept between rounds */
+	size_t *sort_bound;
+	struct qent *sort_tmp;
+	size_t sort_cap;
 	size_t q_bytes;
 	uint64_t seq, max_ts, next_flush, limit;
 	uint64_t last_flush;         /* the newest time delivered so far */

@@ -77,34 +77,78 @@ static int qent_less(const struct qent *a, const struct qent *b)
 	return a->time < b->time || (a->time == b->time && a->seq < b->seq);
 }
 
-static int cmp_qent(const void *a, const void *b)
+/*
+ * Sorts v[0..n) by (time, arrival): a natural merge sort.  A round holds one
+ * time-ordered run per CPU buffer after the part already sorted, so there
+ * are few runs and the sort is close to a copy; qsort would not see them.
+ */
+static int sort_runs(struct perfdata *pd, struct qent *v, size_t n)
 {
-	return qent_less(a, b) ? -1 : qent_less(b, a);
+	size_t *bound, nb = 0, i;
+	struct qent *src = v, *dst;
+
+	for (i = 1; i < n; i++)
+		if (qent_less(&v[i], &v[i - 1]))
+			break;
+	if (i >= n)
+		return 0;
+	if (pd->sort_cap < n) {
+		size_t cap = pd->sort_cap ? pd->sort_cap : 4096;
+		while (cap < n)
+			cap *= 2;
+		free(pd->sort_bound);
+		free(pd->sort_tmp);
+		pd->sort_bound = malloc((cap + 1) * sizeof *pd->sort_bound);
+		pd->sort_tmp = malloc(cap * sizeof *pd->sort_tmp);
+		if (!pd->sort_bound || !pd->sort_tmp) {
+			free(pd->sort_bound);
+			free(pd->sort_tmp);
+			pd->sort_bound = NULL;
+			pd->sort_tmp = NULL;
+			pd->sort_cap = 0;
+			return -ENOMEM;
+		}
+		pd->sort_cap = cap;
+	}
+	bound = pd->sort_bound;
+	bound[nb++] = 0;
+	for (i = 1; i < n; i++)
+		if (qent_less(&v[i], &v[i - 1]))
+			bound[nb++] = i;
+	bound[nb] = n;
+	dst = pd->sort_tmp;
+	/* nb runs, run r = [bound[r], bound[r + 1]); merged pairwise until one */
+	while (nb > 1) {
+		size_t r, out = 0;
+		for (r = 0; r < nb; r += 2) {
+			size_t lo = bound[r], mid = bound[r + 1], hi = bound[r + 2 <= nb ? r + 2 : r + 1];
+			size_t a = lo, b = mid, k = lo;
+			while (a < mid && b < hi)
+				dst[k++] = qent_less(&src[b], &src[a]) ? src[b++] : src[a++];
+			memcpy(dst + k, src + a, (mid - a) * sizeof *src);
+			k += mid - a;
+			memcpy(dst + k, src + b, (hi - b) * sizeof *src);
+			bound[out++] = lo;
+		}
+		bound[out] = n;
+		nb = out;
+		src = dst;
+		dst = src == pd->sort_tmp ? v : pd->sort_tmp;
+	}
+	if (src != v)
+		memcpy(v, src, n * sizeof *v);
+	return 0;
 }
 
-/* Sorts the entries queued since the last flush and merges them into the sorted run. */
+/* Sorts the entries queued since the last flush with the sorted run before them. */
 int perfdata__sort_queue(struct perfdata *pd)
 {
-	size_t a = pd->q_sorted - pd->q_head, b = pd->q_n - pd->q_sorted, i, j, k;
-	struct qent *base, *tmp;
+	int e;
 
-	if (!b)
+	if (pd->q_n == pd->q_sorted)
 		return 0;
-	base = pd->q + pd->q_head;
-	qsort(pd->q + pd->q_sorted, b, sizeof *pd->q, cmp_qent);
-	if (a && qent_less(&base[a], &base[a - 1])) {
-		tmp = malloc(a * sizeof *tmp);
-		if (!tmp)
-			return -ENOMEM;
-		memcpy(tmp, base, a * sizeof *tmp);
-		for (i = 0, j = a, k = 0; i < a; k++) {
-			if (j < a + b && qent_less(&base[j], &tmp[i]))
-				base[k] = base[j++];
-			else
-				base[k] = tmp[i++];
-		}
-		free(tmp);
-	}
+	if ((e = sort_runs(pd, pd->q + pd->q_head, pd->q_n - pd->q_head)) < 0)
+		return e;
 	pd->q_sorted = pd->q_n;
 	return 0;
 }

@@ -684,6 +684,8 @@ void perfdata__close(struct perfdata *pd)
 		perfdata__chunk_put(pd->chunk);
 	}
 	free(pd->q);
+	free(pd->sort_bound);
+	free(pd->sort_tmp);
 	free(pd->bounce);
 	if (pd->zds)
 		ZSTD_freeDStream(pd->zds);

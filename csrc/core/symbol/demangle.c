@@ -24,9 +24,30 @@ static int looks_mangled(const char *name)
 
 static char *demangle(const char *name, int options)
 {
+	static const char plt[] = "@plt";
+	size_t n, k = sizeof plt - 1;
+	char *base, *d, *out;
+
 	if (!looks_mangled(name))
 		return NULL;
-	return cplus_demangle(name, options);
+	/* A PLT slot's name (dso.c): perf demangles the symbol, then adds
+	 * "@plt"; the demangler would take the suffix for a version and drop it. */
+	n = strlen(name);
+	if (n <= k || strcmp(name + n - k, plt) != 0)
+		return cplus_demangle(name, options);
+	if ((base = strndup(name, n - k)) == NULL)
+		return NULL;
+	d = cplus_demangle(base, options);
+	free(base);
+	if (d == NULL)
+		return NULL;
+	out = malloc(strlen(d) + k + 1);
+	if (out != NULL) {
+		memcpy(out, d, strlen(d));
+		memcpy(out + strlen(d), plt, k + 1);
+	}
+	free(d);
+	return out;
 }
 
 char *demangle__alloc(const char *name)

@@ -179,14 +179,16 @@ static int add_symbols(struct dso *d, Elf *elf, Elf_Scn *scn)
 			break;
 		type = GELF_ST_TYPE(s.st_info);
 		bind = GELF_ST_BIND(s.st_info);
-		/* perf's rule: functions, and labels in code (asm entry points
-		 * such as ld.so's _start), defined and named. */
-		if (s.st_shndx == SHN_UNDEF || s.st_name == 0)
+		/* perf's rule: functions, data objects (a frame-pointer chain
+		 * can hold the address of a vtable) and labels in code (asm
+		 * entry points such as ld.so's _start), defined, named and not
+		 * absolute (a version's name is an absolute object at 0). */
+		if (s.st_shndx == SHN_UNDEF || s.st_shndx == SHN_ABS || s.st_name == 0)
 			continue;
 		if (type == STT_NOTYPE) {
 			if (!is_code_label(elf, &s))
 				continue;
-		} else if (type != STT_FUNC && type != STT_GNU_IFUNC) {
+		} else if (type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_OBJECT) {
 			continue;
 		}
 		name = elf_strptr(elf, sh.sh_link, s.st_name);
