@@ -403,6 +403,56 @@ local function perf_stacks()
   return stacks
 end
 
+describe("f:report by dso", function()
+  it("names the object a sample's ip was in when it was taken, as perf report --sort pid,dso", function()
+    -- One library unloaded and another loaded in its place: the same
+    -- addresses are first libfirst.so's, then libsecond.so's.  Keyed by
+    -- object alone, each leaf is looked up as it comes (no symbol read).
+    local d = util.tmpdir()
+    local spin = "volatile unsigned long sink; void spin(unsigned long n) { " ..
+      "for (unsigned long i = 0; i < n; i++) sink += i * 3; }\n"
+    util.write(d .. "/first.c", spin)
+    util.write(d .. "/second.c", spin)
+    util.write(d .. "/main.c", [[
+      #include <dlfcn.h>
+      #include <stdio.h>
+      static void run(const char *lib) {
+        void *h = dlopen(lib, RTLD_NOW);
+        if (!h) { fprintf(stderr, "%s\n", dlerror()); _exit(2); }
+        ((void (*)(unsigned long))dlsym(h, "spin"))(60000000UL);
+        dlclose(h);
+      }
+      int main(int argc, char **argv) { (void)argc; run(argv[1]); run(argv[2]); return 0; }
+    ]])
+    local out, ok = util.sh(string.format("cd %s && cc -O1 -fPIC -shared -o libfirst.so first.c && " ..
+      "cc -O1 -fPIC -shared -o libsecond.so second.c && cc -O1 -include unistd.h -o main main.c -ldl && " ..
+      "perf record -q -F 4999 -o dl.data ./main %s/libfirst.so %s/libsecond.so >/dev/null 2>&1",
+      util.q(d), d, d))
+    assert(ok, out)
+    local maps = util.sh("perf script -i " .. util.q(d .. "/dl.data") .. " --show-mmap-events 2>/dev/null")
+    local a = maps:match("MMAP2? %d+/%d+: %[(0x%x+)%(0x%x+%)[^\n]*libfirst%.so")
+    local b = maps:match("MMAP2? %d+/%d+: %[(0x%x+)%(0x%x+%)[^\n]*libsecond%.so")
+    if not a or a ~= b then
+      return pending("the second library was not loaded where the first was (" .. tostring(a) ..
+        ", " .. tostring(b) .. ")")
+    end
+    local theirs, n = {}, 0
+    out = util.perf("report -i " .. util.q(d .. "/dl.data") .. " --stdio -g none --no-children " ..
+      "--sort dso 2>/dev/null")
+    for p, dso in out:gmatch("\n%s*([%d.]+)%%%s+(%S+)") do theirs[dso] = tonumber(p) end
+    local df = assert(perf.open(d .. "/dl.data"))
+    for _, r in ipairs(df:report{ by = "dso" }) do
+      local dso = r.dso:match("[^/]+$")
+      assert.is_true(math.abs(r.pct - (theirs[dso] or 0)) <= 0.05,
+        string.format("%s: %.2f vs perf %.2f\n%s", dso, r.pct, theirs[dso] or 0, out))
+      n = n + 1
+    end
+    assert.is_true((theirs["libfirst.so"] or 0) > 10 and (theirs["libsecond.so"] or 0) > 10, out)
+    assert.is_true(n >= 3, n .. " rows")
+    df:close()
+  end)
+end)
+
 describe("f:paths", function()
   it("equals perf script's stacks ending in a function, counted", function()
     local want = {}

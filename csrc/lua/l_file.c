@@ -856,7 +856,9 @@ static int comm_to_table(void *arg, uint32_t pid, uint32_t tid, const char *comm
 /* f:profile{symbolizer=, comms=, mark_truncated=, thread_comms=, max_stack=,
  *            progress = function(done, total)} -> profile, info
  * (max_stack = N: each stack's N addresses nearest the leaf, perf's
- * --max-stack; frames = false: none, the samples of a thread summed)
+ * --max-stack; frames = false: none, the samples of a thread summed;
+ * objects = true with max_stack = 1: each leaf is the object it was in
+ * when sampled, a frame with a dso and no symbol)
  * (perfdata__profile: the core builds it).  Without a symbolizer, one made
  * here serves the file (p:symbolizer()); symbolizer = false: none. */
 static int file_profile(lua_State *L)
@@ -889,6 +891,7 @@ static int file_profile(lua_State *L)
 		return luaL_error(L, "f:profile: symbolizer must be an open perf.symbolizer");
 	if (!lua_isnil(L, 2)) {
 		o.mark_truncated = lperf_optfield_bool(L, 2, "mark_truncated", 0);
+		o.leaf_objects = lperf_optfield_bool(L, 2, "objects", 0);
 		o.no_thread_comms = !lperf_optfield_bool(L, 2, "thread_comms", 1);
 		lua_getfield(L, 2, "comms");
 		if (!lua_isnil(L, -1)) {

@@ -143,8 +143,10 @@ static void push_entry(lua_State *L, struct stacktab *st, size_t i)
 	lua_createtable(L, 0, 8);
 	lua_createtable(L, (int)e.nr, 0);
 	for (j = 0; j < e.nr; j++) {
-		/* a named frame (a Lua function, a VM state) is its name */
-		const char *name = stacktab__is_named(e.addrs[j]) ? stacktab__name(st, e.addrs[j]) : NULL;
+		/* a named frame (a Lua function, a VM state) is its name, an
+		 * object frame its object's path */
+		const char *name = stacktab__is_named(e.addrs[j]) ? stacktab__name(st, e.addrs[j]) :
+				   stacktab__object(st, e.addrs[j]);
 		if (name != NULL)
 			lua_pushstring(L, name);
 		else

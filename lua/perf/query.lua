@@ -174,7 +174,7 @@ local function file_view(f, need)
   if not c then c = { profiles = {}, views = {} }; cache[f] = c end
   local split = need.split or "none"
   -- leaves: the sampled ip alone; and without frame keys not even that
-  local depth = need.leaves and (need.frames and "1" or "0") or "all"
+  local depth = need.leaves and (need.frames and (need.objects and "obj" or "1") or "0") or "all"
   local pkey = table.concat({ split, tostring(need.bucket or ""), depth }, "|")
   local pe = c.profiles[pkey]
   if not pe then
@@ -185,7 +185,7 @@ local function file_view(f, need)
       c.sym = sym
     end
     local p, info = f:profile{ symbolizer = c.sym, mark_truncated = dwarf or nil,
-      max_stack = need.leaves and 1 or nil, frames = depth ~= "0",
+      max_stack = need.leaves and 1 or nil, frames = depth ~= "0", objects = need.objects,
       split = need.split, bucket = need.bucket }
     if not p then error(info, 3) end
     pe = { p = p, info = info, dwarf = dwarf }
@@ -294,8 +294,17 @@ local function needs(by, opts, paths)
   -- a parent is looked for along the whole chain
   local parent = has_key(by, "parent")
   local frames = paths or parent or wants_frames(by, opts.where)
-  return { split = split, frames = frames,
-    leaves = not paths and not opts.children and not parent,
+  local leaves = not paths and not opts.children and not parent
+  -- keyed by object alone: each leaf is its object, no symbol read
+  local symbols = false
+  for _, k in ipairs(by or {}) do
+    if FRAME_KEYS[k] and k ~= "dso" and k ~= "shared_object" then symbols = true end
+  end
+  if type(opts.where) == "table" and (opts.where.sym ~= nil or opts.where.srcline ~= nil) then
+    symbols = true
+  end
+  return { split = split, frames = frames, objects = leaves and frames and not symbols or nil,
+    leaves = leaves,
     lines = has_key(by, "srcline") or
       type(opts.where) == "table" and opts.where.srcline ~= nil }
 end

@@ -23,11 +23,14 @@
 #include "perfdata/maporder.h"
 #include "profile/stacktab.h"
 #include "profile/threads.h"
+#include "base/u64map.h"
 #include "record/record.h"
 #include "symbol/symbolizer.h"
 #include "unwind/unwind.h"
 
 #define MAX_CHAIN 1024
+/* kernel pages -> object frames: kallsyms is searched once a page */
+#define KPAGE_CACHE 1024
 
 struct pass {
 	struct perfdata *pd;
@@ -40,6 +43,10 @@ struct pass {
 	struct maporder *mo;        /* holding, else NULL */
 	struct threads *th;         /* thread names, else NULL */
 	struct perfdata_profile_stats stats;
+	/* leaf objects: the object frame of each object path (pointers the
+	 * symbolizer keeps), and of recent kernel pages (page + 1, frame) */
+	struct u64map objects;
+	uint64_t (*kpages)[2];
 };
 
 /* Whether the pass must be ready to unwind: a DWARF event, or a pipe (its
@@ -79,6 +86,38 @@ int perfdata__prime_symbolizer(struct perfdata *pd, struct symbolizer *sym)
 			return e;
 	}
 	return 0;
+}
+
+/* stacktab__set_leaf_object's fn: the object addr is in now, as a frame. */
+static int leaf_object(void *arg, int32_t pid, int kernel, uint64_t addr, uint64_t *frame)
+{
+	struct pass *p = arg;
+	uint64_t *kp = kernel ? p->kpages[(addr >> 12) % KPAGE_CACHE] : NULL;
+	const char *path;
+	uint32_t *idx;
+	int added, e;
+
+	if (kp && kp[0] == (addr >> 12) + 1) {
+		*frame = kp[1];
+		return 1;
+	}
+	path = symbolizer__object_of(p->sym, (uint32_t)pid, addr, kernel);
+	if (!path)
+		return 0;
+	if ((idx = u64map__find(&p->objects, (uintptr_t)path)) != NULL) {
+		*frame = STACKTAB_OBJECT | *idx;
+	} else {
+		if ((e = stacktab__intern_object(p->st, path, frame)) < 0)
+			return e;
+		if (!u64map__insert(&p->objects, (uintptr_t)path,
+				    (uint32_t)(*frame & ~STACKTAB_NAMED_MASK), &added))
+			return -ENOMEM;
+	}
+	if (kp) {
+		kp[0] = (addr >> 12) + 1;
+		kp[1] = *frame;
+	}
+	return 1;
 }
 
 static int note_comm(const struct pass *p, const struct record *r)
@@ -161,6 +200,10 @@ static int add_one(struct pass *p, const struct perfdata_rec *pr, const struct e
 		return add_unwound(p, &r, t);
 	if (p->sym && maporder__wants(r.type) && (e = symbolizer__feed(p->sym, &r)) < 0)
 		return e;
+	/* a kernel map (a module's) may cover pages seen before */
+	if (p->kpages && (r.type == PERF_RECORD_MMAP || r.type == PERF_RECORD_MMAP2) &&
+	    (r.misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL)
+		memset(p->kpages, 0, KPAGE_CACHE * sizeof *p->kpages);
 	return stacktab__add_record(p->st, &r, t);
 }
 
@@ -246,11 +289,20 @@ int perfdata__profile(struct perfdata *pd, const struct perfdata_profile_opts *o
 		}
 		stacktab__set_sample_comm(st, threads__sample_comm, p.th);
 	}
+	u64map__init(&p.objects);
+	if (p.o->leaf_objects && p.sym && !p.mo && !p.u) {
+		if (!(p.kpages = calloc(KPAGE_CACHE, sizeof *p.kpages))) {
+			e = fail(err, errlen, -ENOMEM, NULL);
+			goto out;
+		}
+		stacktab__set_leaf_object(st, leaf_object, &p);
+	}
 	if (reorder)
 		perfdata__rewind_order(pd, 0);
 	else
 		perfdata__rewind(pd);
 	e = run(&p, err, errlen);
+	stacktab__set_leaf_object(st, NULL, NULL);
 	/* A pipe's build ids come in the stream: known now, before any resolve. */
 	if (e >= 0 && p.sym && perfdata__info(pd)->pipe &&
 	    (e = perfdata__prime_symbolizer(pd, p.sym)) < 0)
@@ -265,6 +317,9 @@ int perfdata__profile(struct perfdata *pd, const struct perfdata_profile_opts *o
 			e = fail(err, errlen, e, NULL);
 	}
 out:
+	stacktab__set_leaf_object(st, NULL, NULL);
+	free(p.kpages);
+	u64map__exit(&p.objects);
 	if (p.th)
 		stacktab__set_sample_comm(st, NULL, NULL);
 	threads__delete(p.th);

@@ -69,6 +69,11 @@ struct perfdata_profile_opts {
 	 * and their total (a progress bar).  A negative return ends the pass. */
 	int (*progress)(void *arg, uint64_t done, uint64_t total);
 	void *progress_arg;
+	/* With a symbolizer and a table of max depth 1, a pass in time order
+	 * keys each sample by the object its ip was in when it was taken
+	 * (stacktab__set_leaf_object), not by its address: reports by dso,
+	 * comm or pid then need no symbol. */
+	int leaf_objects;
 };
 
 struct perfdata_profile_stats {

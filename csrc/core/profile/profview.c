@@ -38,7 +38,8 @@ struct profview {
 	size_t nstacks;
 	uint32_t *ids;
 	size_t nids, ids_cap;
-	/* named frames of st: name index -> frame id + 1 */
+	/* named frames of st: 3 x name index (+ 1: an object's user frame,
+	 * + 2: its kernel frame) -> frame id + 1 */
 	uint32_t *named;
 	size_t nnamed;
 	int lines;
@@ -293,27 +294,36 @@ static int frame_srcline(struct profview *pv, struct pv_frame *f)
 	return rc;
 }
 
-static int named_frame(struct profview *pv, uint64_t named, int lines, uint32_t *id)
+/* The cache slot of a named or object frame (named_frame's index), grown
+ * to hold it; NULL: out of memory. */
+static uint32_t *named_slot(struct profview *pv, size_t idx)
 {
-	uint64_t idx = named & ~STACKTAB_NAMED_MASK;
-	const char *name = stacktab__name(pv->st, named);
-	struct pv_frame *f;
-	int rc = 0;
-
 	if (idx >= pv->nnamed) {
-		size_t n = pv->nnamed ? pv->nnamed : 16;
+		size_t n = pv->nnamed ? pv->nnamed : 48;
 		uint32_t *m;
 		while (n <= idx)
 			n *= 2;
 		m = realloc(pv->named, n * sizeof *m);
 		if (!m)
-			return -ENOMEM;
+			return NULL;
 		memset(m + pv->nnamed, 0, (n - pv->nnamed) * sizeof *m);
 		pv->named = m;
 		pv->nnamed = n;
 	}
-	if (pv->named[idx]) {
-		*id = pv->named[idx] - 1;
+	return &pv->named[idx];
+}
+
+static int named_frame(struct profview *pv, uint64_t named, int lines, uint32_t *id)
+{
+	const char *name = stacktab__name(pv->st, named);
+	uint32_t *slot = named_slot(pv, 3 * (size_t)(named & ~STACKTAB_NAMED_MASK));
+	struct pv_frame *f;
+	int rc = 0;
+
+	if (!slot)
+		return -ENOMEM;
+	if (*slot) {
+		*id = *slot - 1;
 		return 0;
 	}
 	f = new_frame(pv, id);
@@ -327,7 +337,35 @@ static int named_frame(struct profview *pv, uint64_t named, int lines, uint32_t 
 		rc = derive(pv, f);
 	if (!rc && lines)
 		rc = frame_srcline(pv, f);
-	pv->named[idx] = *id + 1;
+	*slot = *id + 1;
+	return rc;
+}
+
+/* An object frame: no address, no symbol, only the object (a leaf the
+ * pass collapsed, stacktab__set_leaf_object). */
+static int object_frame(struct profview *pv, uint64_t obj, int kernel, int lines, uint32_t *id)
+{
+	const char *path = stacktab__object(pv->st, obj);
+	uint32_t *slot = named_slot(pv, 3 * (size_t)(obj & ~STACKTAB_NAMED_MASK) + 1 + !!kernel);
+	struct pv_frame *f;
+	int rc = 0;
+
+	if (!slot)
+		return -ENOMEM;
+	if (*slot) {
+		*id = *slot - 1;
+		return 0;
+	}
+	f = new_frame(pv, id);
+	if (!f)
+		return -ENOMEM;
+	f->kind = kernel ? PV_KERNEL : PV_USER;
+	f->dso = intern(pv, path ? path : "", &rc);
+	if (!rc)
+		rc = derive(pv, f);
+	if (!rc && lines)
+		rc = frame_srcline(pv, f);
+	*slot = *id + 1;
 	return rc;
 }
 
@@ -532,8 +570,10 @@ static int build(struct profview *pv, const struct profview_opts *o)
 			}
 			/* a named frame of the table (a junk word of a frame-pointer
 			 * walk may look like one: it is an address) */
-			if (stacktab__is_named(a) && stacktab__name(st, a)) {
-				rc = named_frame(pv, a, o->lines, &id);
+			if ((stacktab__is_named(a) && stacktab__name(st, a)) ||
+			    (stacktab__is_object(a) && stacktab__object(st, a))) {
+				rc = stacktab__is_named(a) ? named_frame(pv, a, o->lines, &id) :
+				     object_frame(pv, a, j < nk, o->lines, &id);
 				stack_addr[nsa++] = id | UINT32_C(0x80000000);
 				if (rc)
 					break;

@@ -60,6 +60,8 @@ struct stacktab {
 	uint32_t ncobj, cobj_cap;
 	int (*sample_comm)(void *arg, int32_t pid, int32_t tid, uint32_t *comm);
 	void *sample_comm_arg;
+	int (*leaf_object)(void *arg, int32_t pid, int kernel, uint64_t addr, uint64_t *frame);
+	void *leaf_object_arg;
 	/* The last evtab's index -> our event index, so names are looked up
 	 * once per event, not per sample. */
 	const struct evtab *cache_t;
@@ -299,7 +301,7 @@ static int add(struct stacktab *st, const uint64_t *key, unsigned nkey,
 	       uint32_t ev, int32_t pid, int32_t tid, uint32_t comm, uint32_t tag,
 	       uint64_t count, uint64_t period, const uint64_t *w)
 {
-	uint64_t h;
+	uint64_t h, okey[4];
 	size_t j;
 	struct st_entry *e;
 	unsigned nr, nk;
@@ -308,6 +310,22 @@ static int add(struct stacktab *st, const uint64_t *key, unsigned nkey,
 		nkey = 0;
 	else if (st->max_depth && nkey > st->max_depth)
 		nkey = cut_depth(key, nkey, st->max_depth);
+	if (st->leaf_object && st->max_depth == 1 && nkey > 1 && nkey <= 4 &&
+	    key[nkey - 1] < (uint64_t)PERF_CONTEXT_MAX &&
+	    key[nkey - 2] >= (uint64_t)PERF_CONTEXT_MAX) {
+		/* [markers..., leaf]: the leaf's own marker says whose it is */
+		int kernel = key[nkey - 2] == (uint64_t)PERF_CONTEXT_KERNEL ||
+			     key[nkey - 2] == (uint64_t)PERF_CONTEXT_GUEST_KERNEL;
+		uint64_t frame;
+		int rc = st->leaf_object(st->leaf_object_arg, pid, kernel, key[nkey - 1], &frame);
+		if (rc < 0)
+			return rc;
+		if (rc > 0) {
+			memcpy(okey, key, (nkey - 1) * sizeof *key);
+			okey[nkey - 1] = frame;
+			key = okey;
+		}
+	}
 
 	/* Hot loops repeat a stack sample after sample: try the previous one
 	 * first (a miss usually differs at the leaf, the first word). */
@@ -1050,6 +1068,34 @@ int stacktab__intern(struct stacktab *st, const char *name, uint64_t *frame)
 	st->name_slots[j] = ++st->nnames;
 	*frame = STACKTAB_NAMED | (st->nnames - 1);
 	return 0;
+}
+
+int stacktab__intern_object(struct stacktab *st, const char *path, uint64_t *frame)
+{
+	int rc = stacktab__intern(st, path, frame);
+
+	if (rc == 0)
+		*frame = STACKTAB_OBJECT | (*frame & ~STACKTAB_NAMED_MASK);
+	return rc;
+}
+
+const char *stacktab__object(const struct stacktab *st, uint64_t frame)
+{
+	uint64_t i = frame & ~STACKTAB_NAMED_MASK;
+
+	if (!stacktab__is_object(frame) || i >= st->nnames)
+		return NULL;
+	return st->names[i];
+}
+
+void stacktab__set_leaf_object(struct stacktab *st,
+			       int (*fn)(void *arg, int32_t pid, int kernel, uint64_t addr,
+					 uint64_t *frame),
+			       void *arg)
+{
+	st->leaf_object = fn;
+	st->leaf_object_arg = arg;
+	st->last = 0;
 }
 
 const char *stacktab__name(const struct stacktab *st, uint64_t frame)

@@ -38,6 +38,15 @@ static inline int stacktab__is_named(uint64_t frame)
 	return (frame & STACKTAB_NAMED_MASK) == STACKTAB_NAMED;
 }
 
+/* An object frame: a leaf collapsed to the object it was in (reports keyed
+ * by object alone need no address, stacktab__set_leaf_object), with a name
+ * interned in the table as a named frame's. */
+#define STACKTAB_OBJECT UINT64_C(0x4c51000000000000)
+static inline int stacktab__is_object(uint64_t frame)
+{
+	return (frame & STACKTAB_NAMED_MASK) == STACKTAB_OBJECT;
+}
+
 #define STACKTAB_MAX_WEIGHTS 12
 
 struct stacktab_entry {
@@ -55,6 +64,10 @@ struct stacktab_entry {
 int stacktab__intern(struct stacktab *st, const char *name, uint64_t *frame);
 /* The name of a named frame of st, or NULL. */
 const char *stacktab__name(const struct stacktab *st, uint64_t frame);
+/* The object frame for path (interned once).  0 or -ENOMEM. */
+int stacktab__intern_object(struct stacktab *st, const char *path, uint64_t *frame);
+/* The path of an object frame of st, or NULL. */
+const char *stacktab__object(const struct stacktab *st, uint64_t frame);
 
 /* Declares a weight column (the same name gives the same index); its index,
  * or -E2BIG past STACKTAB_MAX_WEIGHTS, -ENOMEM. */
@@ -144,6 +157,20 @@ void stacktab__set_max_depth(struct stacktab *st, unsigned depth);
  * comm, pid, tid, event or CPU alone): samples of a thread share one
  * entry.  1: addresses kept (the default, within the max depth). */
 void stacktab__set_frames(struct stacktab *st, int keep);
+
+/*
+ * Stacks added from now on with one address (max depth 1) keep, in its
+ * place, the object frame fn gives: fn(arg, pid, kernel, addr, &frame)
+ * returns 1 and sets frame (stacktab__intern_object), 0 to keep the
+ * address (no object there), or -errno, which the add returns.  Samples of
+ * a thread in one object then share one entry: reports by object need no
+ * symbol.  NULL: none (the default).  The caller keeps arg alive until it
+ * unsets fn.
+ */
+void stacktab__set_leaf_object(struct stacktab *st,
+			       int (*fn)(void *arg, int32_t pid, int kernel, uint64_t addr,
+					 uint64_t *frame),
+			       void *arg);
 
 /* The index of the entry the last add went to (a new stack or a known
  * one), or (size_t)-1 before the first. */

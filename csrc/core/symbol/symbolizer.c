@@ -575,6 +575,22 @@ static struct dso *bind_dso(struct symbolizer *s, uint32_t pid, struct map *m)
 	return m->dso;
 }
 
+const char *symbolizer__object_of(struct symbolizer *s, uint32_t pid, uint64_t addr,
+				  int kernel)
+{
+	struct addrspace *as;
+	struct map *m;
+
+	if (kernel) {
+		struct kspace_hit h;
+		kspace__lookup(&s->kernel, s->dsos, addr, &h);
+		return h.dso;
+	}
+	as = space_of(s, pid);
+	m = as != NULL ? addrspace__find(as, addr) : NULL;
+	return m != NULL && m->kind != MAP_ANON ? m->path : NULL;
+}
+
 int symbolizer__find_map(struct symbolizer *s, uint32_t pid, uint64_t addr,
 			 struct sym_map *out)
 {

@@ -112,6 +112,15 @@ struct sym_map {
  * Returns 0, -ENOENT (no such pid or no mapping there).  The build id is
  * read from the file (once, cached) when the records did not carry it.
  */
+/*
+ * The path of the object that holds addr, as symbolizer__resolve names its
+ * dso (kernel: "[kernel.kallsyms]" or a module), without reading the object:
+ * for reports keyed by object alone.  NULL: no mapping there, or an
+ * anonymous one (JIT code: resolve it).
+ */
+const char *symbolizer__object_of(struct symbolizer *sym, uint32_t pid, uint64_t addr,
+				  int kernel);
+
 int symbolizer__find_map(struct symbolizer *sym, uint32_t pid, uint64_t addr,
 			 struct sym_map *out);
 
