@@ -404,51 +404,34 @@ local function perf_stacks()
 end
 
 describe("f:report by dso", function()
-  it("names the object a sample's ip was in when it was taken, as perf report --sort pid,dso", function()
+  it("names the object and symbol a sample's ip was in when it was taken, as perf report", function()
     -- One library unloaded and another loaded in its place: the same
     -- addresses are first libfirst.so's, then libsecond.so's.  Keyed by
-    -- object alone, each leaf is looked up as it comes (no symbol read).
-    local d = util.tmpdir()
-    local spin = "volatile unsigned long sink; void spin(unsigned long n) { " ..
-      "for (unsigned long i = 0; i < n; i++) sink += i * 3; }\n"
-    util.write(d .. "/first.c", spin)
-    util.write(d .. "/second.c", spin)
-    util.write(d .. "/main.c", [[
-      #include <dlfcn.h>
-      #include <stdio.h>
-      static void run(const char *lib) {
-        void *h = dlopen(lib, RTLD_NOW);
-        if (!h) { fprintf(stderr, "%s\n", dlerror()); _exit(2); }
-        ((void (*)(unsigned long))dlsym(h, "spin"))(60000000UL);
-        dlclose(h);
-      }
-      int main(int argc, char **argv) { (void)argc; run(argv[1]); run(argv[2]); return 0; }
-    ]])
-    local out, ok = util.sh(string.format("cd %s && cc -O1 -fPIC -shared -o libfirst.so first.c && " ..
-      "cc -O1 -fPIC -shared -o libsecond.so second.c && cc -O1 -include unistd.h -o main main.c -ldl && " ..
-      "perf record -q -F 4999 -o dl.data ./main %s/libfirst.so %s/libsecond.so >/dev/null 2>&1",
-      util.q(d), d, d))
-    assert(ok, out)
-    local maps = util.sh("perf script -i " .. util.q(d .. "/dl.data") .. " --show-mmap-events 2>/dev/null")
-    local a = maps:match("MMAP2? %d+/%d+: %[(0x%x+)%(0x%x+%)[^\n]*libfirst%.so")
-    local b = maps:match("MMAP2? %d+/%d+: %[(0x%x+)%(0x%x+%)[^\n]*libsecond%.so")
-    if not a or a ~= b then
-      return pending("the second library was not loaded where the first was (" .. tostring(a) ..
-        ", " .. tostring(b) .. ")")
+    -- object alone, each leaf is looked up as it comes (no symbol read);
+    -- by symbol, in the mappings of its samples' time.
+    local data, why = util.record_library_swap(util.tmpdir())
+    if not data then return pending(why) end
+    local df = assert(perf.open(data))
+    for _, by in ipairs({ "dso", "dso,sym" }) do
+      local theirs, n = {}, 0
+      local out = util.perf("report -i " .. util.q(data) .. " --stdio -g none --no-children " ..
+        "--sort " .. by .. " 2>/dev/null")
+      for line in out:gmatch("[^\n]+") do
+        local p, key = line:match("^%s*([%d.]+)%%%s+(.-)%s*$")
+        if p then theirs[key:gsub("%s%s+", " ")] = tonumber(p) end
+      end
+      for _, r in ipairs(df:report{ by = by }) do
+        local key = r.dso:match("[^/]+$") ..
+          (r.sym and ((r.kind == "kernel" and " [k] " or " [.] ") .. r.sym) or "")
+        assert.is_true(math.abs(r.pct - (theirs[key] or 0)) <= 0.05,
+          string.format("%s: %.2f vs perf %.2f\n%s", key, r.pct, theirs[key] or 0, out))
+        n = n + 1
+      end
+      local first = by == "dso" and "libfirst.so" or "libfirst.so [.] spin"
+      local second = by == "dso" and "libsecond.so" or "libsecond.so [.] spin"
+      assert.is_true((theirs[first] or 0) > 10 and (theirs[second] or 0) > 10, out)
+      assert.is_true(n >= 3, n .. " rows")
     end
-    local theirs, n = {}, 0
-    out = util.perf("report -i " .. util.q(d .. "/dl.data") .. " --stdio -g none --no-children " ..
-      "--sort dso 2>/dev/null")
-    for p, dso in out:gmatch("\n%s*([%d.]+)%%%s+(%S+)") do theirs[dso] = tonumber(p) end
-    local df = assert(perf.open(d .. "/dl.data"))
-    for _, r in ipairs(df:report{ by = "dso" }) do
-      local dso = r.dso:match("[^/]+$")
-      assert.is_true(math.abs(r.pct - (theirs[dso] or 0)) <= 0.05,
-        string.format("%s: %.2f vs perf %.2f\n%s", dso, r.pct, theirs[dso] or 0, out))
-      n = n + 1
-    end
-    assert.is_true((theirs["libfirst.so"] or 0) > 10 and (theirs["libsecond.so"] or 0) > 10, out)
-    assert.is_true(n >= 3, n .. " rows")
     df:close()
   end)
 end)

@@ -210,6 +210,20 @@ describe("luaperf report", function()
     end
   end)
 
+  it("names a library replaced at the same address as perf does, both engines", function()
+    local swap, why = util.record_library_swap(util.tmpdir())
+    if not swap then return pending(why) end
+    for _, engine in ipairs({ "", "LUAPERF_ENGINE=lua " }) do
+      for _, args in ipairs({ "--children --sort dso,sym", "--no-children --sort dso,sym" }) do
+        local ours, lok = util.luaperf("report -i " .. swap .. " --stdio " .. args, engine)
+        assert.is_true(lok, ours)
+        local theirs = util.perf("report -i " .. swap .. " --stdio -g none " .. args .. " 2>/dev/null")
+        local rows = util.same_report_rows(ours, theirs)
+        assert.truthy(rows["libfirst.so|[.] spin"] and rows["libsecond.so|[.] spin"], theirs)
+      end
+    end
+  end)
+
   describe("the Lua API", function()
     local list
     setup(function() list = assert(stacks.load(data)) end)

@@ -381,6 +381,43 @@ function M.record_mixed(path, extra)
     "build/progs/shaped 300; ls -lR /usr/lib > /dev/null") .. " > /dev/null 2>&1")
 end
 
+-- A recording (perf record -g) of a program that loads libfirst.so, spins
+-- in it, unloads it and loads libsecond.so, which the loader puts at the
+-- same address: the same addresses name one object, then the other.
+-- Returns the file, or nil and why the second library went elsewhere.
+function M.record_library_swap(dir)
+  local spin = "volatile unsigned long sink; void spin(unsigned long n) { " ..
+    "for (unsigned long i = 0; i < n; i++) sink += i * 3; }\n"
+  M.write(dir .. "/first.c", spin)
+  M.write(dir .. "/second.c", spin)
+  M.write(dir .. "/main.c", [[
+    #include <dlfcn.h>
+    #include <stdio.h>
+    #include <unistd.h>
+    static void run(const char *lib) {
+      void *h = dlopen(lib, RTLD_NOW);
+      if (!h) { fprintf(stderr, "%s\n", dlerror()); _exit(2); }
+      ((void (*)(unsigned long))dlsym(h, "spin"))(60000000UL);
+      dlclose(h);
+    }
+    int main(int argc, char **argv) { (void)argc; run(argv[1]); run(argv[2]); return 0; }
+  ]])
+  local data = dir .. "/swap.data"
+  local out, ok = M.sh(string.format("cd %s && cc -O1 -fPIC -shared -o libfirst.so first.c && " ..
+    "cc -O1 -fPIC -shared -o libsecond.so second.c && cc -O1 -o main main.c -ldl && " ..
+    "perf record -q -g -F 4999 -o %s ./main %s/libfirst.so %s/libsecond.so >/dev/null 2>&1",
+    M.q(dir), M.q(data), dir, dir))
+  assert(ok, out)
+  local maps = M.sh("perf script -i " .. M.q(data) .. " --show-mmap-events 2>/dev/null")
+  local a = maps:match("MMAP2? %d+/%d+: %[(0x%x+)%(0x%x+%)[^\n]*libfirst%.so")
+  local b = maps:match("MMAP2? %d+/%d+: %[(0x%x+)%(0x%x+%)[^\n]*libsecond%.so")
+  if not a or a ~= b then
+    return nil, "the second library was not loaded where the first was (" .. tostring(a) ..
+      ", " .. tostring(b) .. ")"
+  end
+  return data
+end
+
 -- { first, then the files of ../shared/perfdata-corpus named that are there }.
 function M.with_corpus(first, names)
   local list = { first }

@@ -162,6 +162,9 @@ static void push_entry(lua_State *L, struct stacktab *st, size_t i)
 		lua_setfield(L, -2, "weights");
 	}
 	lperf_setint(L, "kernel", e.nkernel);
+	/* the generation of the pid's mappings its samples were taken in */
+	if (e.gen > 0)
+		lperf_setint(L, "gen", (int32_t)(e.gen - 1));
 	lperf_setu64(L, "count", e.count);
 	lperf_setu64(L, "period", e.period);
 	lperf_setint(L, "pid", e.pid);

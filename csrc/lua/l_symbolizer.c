@@ -409,6 +409,21 @@ static unsigned check_flags(lua_State *L, int arg)
 	return flags;
 }
 
+/* opts.gen: the generation of the pid's mappings to look in (a profile
+ * entry's gen, sym:space_gen(pid)); the latest when absent. */
+static uint32_t check_gen(lua_State *L, int arg)
+{
+	lua_Integer g;
+
+	if (lua_isnoneornil(L, arg))
+		return UINT32_MAX;
+	luaL_checktype(L, arg, LUA_TTABLE);
+	g = lperf_optfield_int(L, arg, "gen", -1);
+	if (g < -1 || g > (lua_Integer)UINT32_MAX - 1)
+		luaL_argerror(L, arg, "gen out of range");
+	return g < 0 ? UINT32_MAX : (uint32_t)g;
+}
+
 static uint32_t check_pid(lua_State *L, int arg)
 {
 	lua_Integer pid = lua_isnoneornil(L, arg) ? -1 : luaL_checkinteger(L, arg);
@@ -424,9 +439,10 @@ static int sym_resolve(lua_State *L)
 	uint32_t pid = check_pid(L, 2);
 	uint64_t addr = lperf_checku64(L, 3);
 	unsigned flags = check_flags(L, 4);
+	uint32_t gen = check_gen(L, 4);
 	struct sym_result r;
 
-	if (symbolizer__resolve(u->s, pid, addr, flags, &r) < 0)
+	if (symbolizer__resolve_at(u->s, pid, gen, addr, flags, &r) < 0)
 		return lperf_fail(L, symbolizer__last_error(u->s), 0);
 	push_result(L, &r);
 	return 1;
@@ -457,7 +473,7 @@ static int sym_resolve_all(lua_State *L)
 		addrs[i] = lperf_checku64(L, -1);
 		lua_pop(L, 1);
 	}
-	ok = symbolizer__resolve_many(u->s, pid, addrs, n, flags, res, errs);
+	ok = symbolizer__resolve_many_at(u->s, pid, check_gen(L, 4), addrs, n, flags, res, errs);
 	lua_createtable(L, (int)n, 0);
 	for (i = 0; i < n; i++) {
 		if (errs[i] == 0)
@@ -468,6 +484,15 @@ static int sym_resolve_all(lua_State *L)
 	}
 	lua_pushinteger(L, (lua_Integer)ok);
 	return 2;
+}
+
+/* sym:space_gen(pid) -> the generation of pid's mappings now */
+static int sym_space_gen(lua_State *L)
+{
+	struct lsym *u = check_open(L);
+
+	lua_pushinteger(L, (lua_Integer)symbolizer__space_gen(u->s, check_pid(L, 2)));
+	return 1;
 }
 
 static int sym_map(lua_State *L)
@@ -489,7 +514,7 @@ static int sym_map(lua_State *L)
 		lperf_setbool(L, "kernel", 1);
 		return 1;
 	}
-	if (symbolizer__find_map(u->s, pid, addr, &m) < 0) {
+	if (symbolizer__find_map_at(u->s, pid, check_gen(L, 4), addr, &m) < 0) {
 		char buf[96];
 		snprintf(buf, sizeof(buf), "no mapping for 0x%llx in pid %d",
 			 (unsigned long long)addr, (int)pid);
@@ -554,6 +579,7 @@ static const luaL_Reg methods[] = {
 	{ "resolve", sym_resolve },
 	{ "resolve_all", sym_resolve_all },
 	{ "map", sym_map },
+	{ "space_gen", sym_space_gen },
 	{ "build_id", sym_build_id },
 	{ "recording", sym_recording },
 	{ "warning", sym_warning },

@@ -141,10 +141,11 @@ function M.build(entries, resolver, opts)
   local ents = {}
   for e in entries do ents[#ents + 1] = e end
 
-  -- unique addresses per space ("k" for the kernel, else the pid)
+  -- unique addresses per space ("k" for the kernel, else the pid, and the
+  -- generation of its mappings the samples were taken in when known)
   local spaces, order = {}, {}
-  local function space(key, pid, is_k)
-    local sp = { pid = pid, kernel = is_k, seen = {}, addrs = {}, frames = {} }
+  local function space(key, pid, is_k, gen)
+    local sp = { pid = pid, kernel = is_k, gen = gen, seen = {}, addrs = {}, frames = {} }
     spaces[key] = sp
     order[#order + 1] = sp
     return sp
@@ -163,32 +164,34 @@ function M.build(entries, resolver, opts)
     local pid = e.pid or -1
     local addrs, nk = e.addrs, e.kernel
     local n = #addrs
+    local ukey = e.gen and (pid .. ":" .. e.gen) or pid
     if nk then
       -- the kernel's addresses lead (leaf first), the user's follow
       if nk > n then nk = n end
       if nk > 0 then add_unique(spaces.k or space("k", -1, true), addrs, 1, nk) end
-      if n > nk then add_unique(spaces[pid] or space(pid, pid, false), addrs, nk + 1, n) end
+      if n > nk then add_unique(spaces[ukey] or space(ukey, pid, false, e.gen), addrs, nk + 1, n) end
     else
       for i = 1, n do
         local a = addrs[i]
         if not is_name(a) then
           local is_k = M.is_kernel_addr(a)
-          local key = is_k and "k" or pid
-          add_unique(spaces[key] or space(key, is_k and -1 or pid, is_k), addrs, i, i)
+          local key = is_k and "k" or ukey
+          add_unique(spaces[key] or space(key, is_k and -1 or pid, is_k, not is_k and e.gen or nil),
+            addrs, i, i)
         end
       end
     end
   end
   for _, sp in ipairs(order) do
-    local results = resolver and resolver.many(sp.pid, sp.addrs, sp.kernel) or {}
+    local results = resolver and resolver.many(sp.pid, sp.addrs, sp.kernel, sp.gen) or {}
     for i, a in ipairs(sp.addrs) do
       local r = results[i] or nil
       local f = make_frame(r, a, sp.kernel)
       if not sp.kernel and a == M.TRUNCATED_ADDR and opts.truncated_marks then
         f.name = M.TRUNCATED_NAME
       elseif not r and resolver and (resolver.map or resolver.dso) then
-        local m = resolver.map and resolver.map(sp.pid, a, sp.kernel)
-        if m then f.dso = m.path else f.dso = resolver.dso and resolver.dso(sp.pid, a, sp.kernel) end
+        local m = resolver.map and resolver.map(sp.pid, a, sp.kernel, sp.gen)
+        if m then f.dso = m.path else f.dso = resolver.dso and resolver.dso(sp.pid, a, sp.kernel, sp.gen) end
         -- anonymous executable memory is JIT code: perf names it after the
         -- map file it would read (/tmp/perf-PID.map), even when there is none
         if not sp.kernel and is_anon(f.dso) then
@@ -222,7 +225,8 @@ function M.build(entries, resolver, opts)
     local pid = e.pid or -1
     local addrs, nk = e.addrs, e.kernel
     local frames, nf = {}, 0
-    local uframes = spaces[pid] and spaces[pid].frames
+    local ukey = e.gen and (pid .. ":" .. e.gen) or pid
+    local uframes = spaces[ukey] and spaces[ukey].frames
     local kframes = spaces.k and spaces.k.frames
     local n = #addrs
     -- root first; the kernel's addresses are the first nk from the leaf
@@ -277,9 +281,18 @@ function M.resolver(sym, opts)
     if ropts then for f, v in pairs(ropts) do o[f] = v end end
     kopts[k] = o
   end
-  local r = {}
-  function r.many(pid, addrs, is_kernel)
+  -- the options of a space: kernel or user, the generation of its maps
+  local function options(is_kernel, gen)
     local o = kopts[is_kernel and true or false]
+    if gen == nil then return o end
+    local g = {}
+    for k, v in pairs(o) do g[k] = v end
+    g.gen = gen
+    return g
+  end
+  local r = {}
+  function r.many(pid, addrs, is_kernel, gen)
+    local o = options(is_kernel, gen)
     if sym.resolve_all then
       local res = sym:resolve_all(pid, addrs, o)
       return res
@@ -288,12 +301,12 @@ function M.resolver(sym, opts)
     for i, a in ipairs(addrs) do res[i] = sym:resolve(pid, a, o) or false end
     return res
   end
-  function r.map(pid, addr, is_kernel)
+  function r.map(pid, addr, is_kernel, gen)
     if not sym.map then return nil end
-    return (sym:map(pid, addr, kopts[is_kernel and true or false]))
+    return (sym:map(pid, addr, options(is_kernel, gen)))
   end
-  function r.dso(pid, addr, is_kernel)
-    local m = r.map(pid, addr, is_kernel)
+  function r.dso(pid, addr, is_kernel, gen)
+    local m = r.map(pid, addr, is_kernel, gen)
     return m and m.path or nil
   end
   return r
@@ -446,6 +459,7 @@ function M.from_records(src, sym, opts)
   else
     it = src:records()
   end
+  local space_gen = sym ~= nil and sym.space_gen ~= nil
   for rec in it do
     local t = rec.type
     if t == "SAMPLE" then
@@ -459,8 +473,11 @@ function M.from_records(src, sym, opts)
         marks = true
       end
       local comm = rec.tid and threads.sample(rec.pid or -1, rec.tid)
+      -- the generation of the pid's maps now: its addresses resolve in them
+      local gen = space_gen and rec.pid and rec.pid >= 0 and sym:space_gen(rec.pid) or nil
       local key = tostring(rec.pid) .. ":" .. tostring(rec.tid) .. ":" ..
-        (comm and comm.id or "") .. ":" .. tostring(rec.event) .. ":" .. table.concat(addrs, ",")
+        (comm and comm.id or "") .. ":" .. tostring(rec.event) .. ":" .. tostring(gen) .. ":" ..
+        table.concat(addrs, ",")
       local period = rec.period or 1
       local e
       if opts.per_sample then
@@ -473,7 +490,7 @@ function M.from_records(src, sym, opts)
         e.period = e.period + period
       else
         e = { addrs = addrs, kernel = nk, count = 1, period = period, pid = rec.pid,
-          tid = rec.tid, cpu = rec.cpu, time = rec.time, cobj = comm, event = rec.event }
+          tid = rec.tid, cpu = rec.cpu, time = rec.time, cobj = comm, event = rec.event, gen = gen }
         ents[#ents + 1] = e
         index[key] = e
       end
@@ -500,14 +517,33 @@ function M.from_records(src, sym, opts)
   return list
 end
 
+-- Event names in the file's order (perf's event list: its first event is
+-- the one it shows), not in the order samples came; the rest after.
+local function file_order(names, f)
+  local pos = {}
+  for i, ev in ipairs((header_of(f) or {}).events or {}) do
+    if ev.name and not pos[ev.name] then pos[ev.name] = i end
+  end
+  local first = {}
+  for i, n in ipairs(names) do first[n] = i end
+  table.sort(names, function(a, b)
+    local pa, pb = pos[a] or math.huge, pos[b] or math.huge
+    if pa ~= pb then return pa < pb end
+    return first[a] < first[b]
+  end)
+  return names
+end
+
 -- Keeps the stacks of one event (reports and graphs show one event, as
--- stackcollapse-perf.pl does); meta.event names it, meta.events lists all.
-local function pick_event(list, want)
+-- stackcollapse-perf.pl does); meta.event names it, meta.events lists all
+-- (in the order of f's events when f is given).
+local function pick_event(list, want, f)
   local seen, names = {}, {}
   for _, s in ipairs(list) do
     local ev = s.event or ""
     if not seen[ev] then seen[ev] = true; names[#names + 1] = ev end
   end
+  if f then file_order(names, f) end
   list.meta.events = names
   if want and not seen[want] then
     return nil, string.format("no event '%s' in this file (it has: %s)", want,
@@ -625,8 +661,9 @@ function M.from_perf_data(path, opts)
     if p.close then p:close() end
   end
   take_warnings(sym, list)
+  local picked, perr = pick_event(list, opts.event, f)
   if f.close then f:close() end
-  return pick_event(list, opts.event)
+  return picked, perr
 end
 
 -- A perf.data file as a profile view (perf.core ProfileView: symbolized
@@ -664,6 +701,7 @@ function M.open_view(path, opts)
   -- a profile without frames keeps no chains to see: the file's events
   -- say whether samples had them, as perf decides its children default
   local file_chains = opts.frames == false and has_callchains(f)
+  local order = header_of(f)
   f:close()
   if not p then return nil, info end
   local v, verr = p:view{ symbolizer = sym, inline = opts.inline, lines = opts.lines,
@@ -678,7 +716,7 @@ function M.open_view(path, opts)
       tostring(info.unwound), M.TRUNCATED_NAME) }
   end
   take_warnings(sym, meta)
-  local names = v:summary().events
+  local names = file_order(v:summary().events, { header = function() return order end })
   local want = opts.event
   if want then
     local seen = false

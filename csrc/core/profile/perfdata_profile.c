@@ -120,6 +120,14 @@ static int leaf_object(void *arg, int32_t pid, int kernel, uint64_t addr, uint64
 	return 1;
 }
 
+/* stacktab__set_space_gen's fn: the generation (+ 1) of pid's maps now. */
+static uint32_t space_gen(void *arg, int32_t pid)
+{
+	const struct pass *p = arg;
+
+	return symbolizer__space_gen(p->sym, (uint32_t)pid) + 1;
+}
+
 static int note_comm(const struct pass *p, const struct record *r)
 {
 	int e;
@@ -290,6 +298,9 @@ int perfdata__profile(struct perfdata *pd, const struct perfdata_profile_opts *o
 		stacktab__set_sample_comm(st, threads__sample_comm, p.th);
 	}
 	u64map__init(&p.objects);
+	/* maps fed in time order: each sample knows its space's generation */
+	if (p.sym && !p.mo)
+		stacktab__set_space_gen(st, space_gen, &p);
 	if (p.o->leaf_objects && p.sym && !p.mo && !p.u) {
 		if (!(p.kpages = calloc(KPAGE_CACHE, sizeof *p.kpages))) {
 			e = fail(err, errlen, -ENOMEM, NULL);
@@ -303,6 +314,7 @@ int perfdata__profile(struct perfdata *pd, const struct perfdata_profile_opts *o
 		perfdata__rewind(pd);
 	e = run(&p, err, errlen);
 	stacktab__set_leaf_object(st, NULL, NULL);
+	stacktab__set_space_gen(st, NULL, NULL);
 	/* A pipe's build ids come in the stream: known now, before any resolve. */
 	if (e >= 0 && p.sym && perfdata__info(pd)->pipe &&
 	    (e = perfdata__prime_symbolizer(pd, p.sym)) < 0)
@@ -318,6 +330,7 @@ int perfdata__profile(struct perfdata *pd, const struct perfdata_profile_opts *o
 	}
 out:
 	stacktab__set_leaf_object(st, NULL, NULL);
+	stacktab__set_space_gen(st, NULL, NULL);
 	free(p.kpages);
 	u64map__exit(&p.objects);
 	if (p.th)

@@ -15,6 +15,12 @@
 #include "symbol/symbolizer.h"
 
 #define KERNEL_SPACE INT64_C(-2)
+/* A user space: the pid, and its generation + 1 (0: the latest mappings)
+ * above it, so that addresses resolve in the mappings of their samples. */
+static int64_t user_space(int32_t pid, uint32_t gen)
+{
+	return pid < 0 ? (int64_t)pid : (int64_t)(((uint64_t)gen << 32) | (uint32_t)pid);
+}
 
 /* An interned (space, address): the frames it became. */
 struct pv_addr {
@@ -380,7 +386,9 @@ static int resolve_addr(struct profview *pv, const struct profview_opts *o,
 			struct pv_addr *a)
 {
 	int kernel = a->space == KERNEL_SPACE;
-	uint32_t pid = kernel ? UINT32_MAX : (uint32_t)a->space;
+	uint32_t pid = kernel ? UINT32_MAX : (uint32_t)((uint64_t)a->space & UINT32_MAX);
+	uint32_t gen = a->space >= 0 && (a->space >> 32) > 0 ? (uint32_t)(a->space >> 32) - 1 :
+		       UINT32_MAX;
 	unsigned flags = (kernel ? SYM_KERNEL : SYM_USER) |
 			 (o->lines ? SYM_LINES : 0) | (o->inlines ? SYM_INLINES : 0);
 	struct sym_result r;
@@ -392,7 +400,7 @@ static int resolve_addr(struct profview *pv, const struct profview_opts *o,
 
 	memset(&r, 0, sizeof r);
 	if (o->sym)
-		resolved = symbolizer__resolve(o->sym, pid, a->addr, flags, &r) == 0;
+		resolved = symbolizer__resolve_at(o->sym, pid, gen, a->addr, flags, &r) == 0;
 	f = new_frame(pv, &id);
 	if (!f)
 		return -ENOMEM;
@@ -441,7 +449,7 @@ static int resolve_addr(struct profview *pv, const struct profview_opts *o,
 				f->dso = intern_sym(pv, dso, &rc);
 		} else {
 			struct sym_map m;
-			if (symbolizer__find_map(o->sym, pid, a->addr, &m) == 0) {
+			if (symbolizer__find_map_at(o->sym, pid, gen, a->addr, &m) == 0) {
 				if (is_anon(m.path)) {
 					char buf[64];
 					snprintf(buf, sizeof buf, "/tmp/perf-%d.map", (int)pid);
@@ -579,7 +587,7 @@ static int build(struct profview *pv, const struct profview_opts *o)
 					break;
 				continue;
 			}
-			key.space = j < nk ? KERNEL_SPACE : (int64_t)e.pid;
+			key.space = j < nk ? KERNEL_SPACE : user_space(e.pid, e.gen);
 			key.addr = a;
 			if (key.space != last_space) {
 				uint32_t sk;

@@ -22,6 +22,7 @@ struct st_entry {
 	int32_t pid, tid;
 	uint32_t comm;              /* comm object + 1; 0: none */
 	uint32_t tag;               /* the split's value (stacktab__set_split); 0 */
+	uint32_t gen;               /* the address space's generation (set_space_gen) */
 	uint64_t count, period;
 };
 
@@ -62,6 +63,8 @@ struct stacktab {
 	void *sample_comm_arg;
 	int (*leaf_object)(void *arg, int32_t pid, int kernel, uint64_t addr, uint64_t *frame);
 	void *leaf_object_arg;
+	uint32_t (*space_gen)(void *arg, int32_t pid);
+	void *space_gen_arg;
 	/* The last evtab's index -> our event index, so names are looked up
 	 * once per event, not per sample. */
 	const struct evtab *cache_t;
@@ -298,7 +301,7 @@ static unsigned cut_depth(const uint64_t *key, unsigned nkey, unsigned depth)
 static uint32_t sample_tag(struct stacktab *st, uint64_t stype, uint32_t cpu, uint64_t time);
 
 static int add(struct stacktab *st, const uint64_t *key, unsigned nkey,
-	       uint32_t ev, int32_t pid, int32_t tid, uint32_t comm, uint32_t tag,
+	       uint32_t ev, int32_t pid, int32_t tid, uint32_t comm, uint32_t tag, uint32_t gen,
 	       uint64_t count, uint64_t period, const uint64_t *w)
 {
 	uint64_t h, okey[4];
@@ -310,6 +313,8 @@ static int add(struct stacktab *st, const uint64_t *key, unsigned nkey,
 		nkey = 0;
 	else if (st->max_depth && nkey > st->max_depth)
 		nkey = cut_depth(key, nkey, st->max_depth);
+	if (st->space_gen && pid >= 0 && nkey)
+		gen = st->space_gen(st->space_gen_arg, pid);
 	if (st->leaf_object && st->max_depth == 1 && nkey > 1 && nkey <= 4 &&
 	    key[nkey - 1] < (uint64_t)PERF_CONTEXT_MAX &&
 	    key[nkey - 2] >= (uint64_t)PERF_CONTEXT_MAX) {
@@ -332,7 +337,7 @@ static int add(struct stacktab *st, const uint64_t *key, unsigned nkey,
 	if (st->last) {
 		e = &st->e[st->last - 1];
 		if (e->nkey == nkey && e->ev == ev && e->pid == pid && e->tid == tid &&
-		    e->comm == comm && e->tag == tag && (!nkey || st->arena[e->key + nkey - 1] == key[nkey - 1]) &&
+		    e->comm == comm && e->tag == tag && e->gen == gen && (!nkey || st->arena[e->key + nkey - 1] == key[nkey - 1]) &&
 		    (nkey < 2 || st->arena[e->key + 1] == key[1]) &&
 		    same_key(st->arena + e->key, key, nkey)) {
 			e->count += count;
@@ -342,7 +347,7 @@ static int add(struct stacktab *st, const uint64_t *key, unsigned nkey,
 			goto done;
 		}
 	}
-	h = stack_hash(key, nkey, ev, pid, tid, comm, tag);
+	h = stack_hash(key, nkey, ev, pid, tid, comm, tag ^ (gen << 16));
 	j = h & (st->nslots - 1);
 	while (st->slots[j]) {
 		if (SLOT_TAG(st->slots[j]) != SLOT_TAG(h)) {
@@ -351,7 +356,7 @@ static int add(struct stacktab *st, const uint64_t *key, unsigned nkey,
 		}
 		e = &st->e[(uint32_t)st->slots[j] - 1];
 		if (e->hash == h && e->nkey == nkey && e->ev == ev &&
-		    e->pid == pid && e->tid == tid && e->comm == comm && e->tag == tag &&
+		    e->pid == pid && e->tid == tid && e->comm == comm && e->tag == tag && e->gen == gen &&
 		    same_key(st->arena + e->key, key, nkey)) {
 			e->count += count;
 			e->period += period;
@@ -397,6 +402,7 @@ static int add(struct stacktab *st, const uint64_t *key, unsigned nkey,
 	e->tid = tid;
 	e->comm = comm;
 	e->tag = tag;
+	e->gen = gen;
 	e->count = count;
 	e->period = period;
 	if (w && st->w)
@@ -467,7 +473,7 @@ int stacktab__add_stack_cw(struct stacktab *st, const uint64_t *addrs, unsigned 
 	}
 	if (comm > st->ncobj)
 		comm = 0;
-	rc = add(st, key, canonical(addrs, nr, nkernel, key), ev, pid, tid, comm, 0, count,
+	rc = add(st, key, canonical(addrs, nr, nkernel, key), ev, pid, tid, comm, 0, 0, count,
 		 period, w);
 	if (key != st->scratch)
 		free(key);
@@ -521,11 +527,11 @@ static int add_sample(struct stacktab *st, const struct record *r, const struct 
 		return -ENOMEM;
 	tag = st->split ? sample_tag(st, s->type, s->cpu, s->time) : 0;
 	if (!(s->type & PERF_SAMPLE_TID))
-		return add(st, key, nkey, ev, -1, -1, 0, tag, 1, period, NULL);
+		return add(st, key, nkey, ev, -1, -1, 0, tag, 0, 1, period, NULL);
 	if (st->sample_comm &&
 	    (rc = st->sample_comm(st->sample_comm_arg, (int32_t)s->pid, (int32_t)s->tid, &comm)) < 0)
 		return rc;
-	return add(st, key, nkey, ev, (int32_t)s->pid, (int32_t)s->tid, comm, tag, 1, period,
+	return add(st, key, nkey, ev, (int32_t)s->pid, (int32_t)s->tid, comm, tag, 0, 1, period,
 		   NULL);
 }
 
@@ -638,7 +644,7 @@ int stacktab__add_sample_raw(struct stacktab *st, const struct evtab *t, const v
 	    (rc = st->sample_comm(st->sample_comm_arg, (int32_t)pid, (int32_t)tid, &comm)) < 0)
 		return rc;
 	if (add(st, (const uint64_t *)(const void *)(p + pos), (unsigned)nr, ev,
-		has_tid ? (int32_t)pid : -1, has_tid ? (int32_t)tid : -1, comm, tag, 1, period, NULL))
+		has_tid ? (int32_t)pid : -1, has_tid ? (int32_t)tid : -1, comm, tag, 0, 1, period, NULL))
 		return -ENOMEM;
 	return 1;
 }
@@ -859,6 +865,9 @@ static int remap_names(struct stacktab *dst, const struct stacktab *src,
 		if (stacktab__is_named(key[i]) &&
 		    (rc = stacktab__intern(dst, stacktab__name(src, key[i]), &out[i])))
 			return rc;
+		if (stacktab__is_object(key[i]) && stacktab__object(src, key[i]) &&
+		    (rc = stacktab__intern_object(dst, stacktab__object(src, key[i]), &out[i])))
+			return rc;
 	}
 	return 0;
 }
@@ -900,7 +909,7 @@ int stacktab__copy_entry(struct stacktab *dst, const struct stacktab *src, size_
 	if (!rc)
 		rc = event_index(dst, src->events[e->ev], &ev);
 	if (!rc)
-		rc = add(dst, key, e->nkey, ev, e->pid, e->tid, 0, e->tag, count, period,
+		rc = add(dst, key, e->nkey, ev, e->pid, e->tid, 0, e->tag, e->gen, count, period,
 			 dst->nweights ? dw : NULL);
 	free(key);
 	return rc;
@@ -964,7 +973,7 @@ int stacktab__merge(struct stacktab *dst, const struct stacktab *src)
 		}
 		if (!rc)
 			rc = add(dst, ekey, e->nkey, ev, e->pid, e->tid,
-				 e->comm ? cmap[e->comm - 1] : 0, e->tag, e->count, e->period,
+				 e->comm ? cmap[e->comm - 1] : 0, e->tag, e->gen, e->count, e->period,
 				 src->nweights ? w : NULL);
 	}
 	free(key);
@@ -1003,6 +1012,7 @@ void stacktab__get(const struct stacktab *st, size_t i, struct stacktab_entry *o
 	out->tid = e->tid;
 	out->comm = stacktab__comm_name(st, e->comm);
 	out->tag = e->tag;
+	out->gen = e->gen;
 	out->event = st->events[e->ev];
 	out->count = e->count;
 	out->period = e->period;
@@ -1086,6 +1096,14 @@ const char *stacktab__object(const struct stacktab *st, uint64_t frame)
 	if (!stacktab__is_object(frame) || i >= st->nnames)
 		return NULL;
 	return st->names[i];
+}
+
+void stacktab__set_space_gen(struct stacktab *st, uint32_t (*fn)(void *arg, int32_t pid),
+			     void *arg)
+{
+	st->space_gen = fn;
+	st->space_gen_arg = arg;
+	st->last = 0;
 }
 
 void stacktab__set_leaf_object(struct stacktab *st,

@@ -55,6 +55,8 @@ struct stacktab_entry {
 	int32_t pid, tid;
 	const char *comm;           /* the sample's command name, or NULL */
 	uint32_t tag;               /* its split's value (stacktab__set_split) */
+	uint32_t gen;               /* its address space's generation + 1
+				       (set_space_gen); 0: not known */
 	const char *event;          /* the event's name ("" when unknown) */
 	uint64_t count, period;
 	const uint64_t *weights;    /* stacktab__nweights values, or NULL when none */
@@ -167,6 +169,16 @@ void stacktab__set_frames(struct stacktab *st, int keep);
  * symbol.  NULL: none (the default).  The caller keeps arg alive until it
  * unsets fn.
  */
+/*
+ * Samples added from now on are keyed by fn(arg, pid) too: the generation
+ * + 1 of the pid's address space (symbolizer__space_gen), which changes when a
+ * mapping replaces another's addresses.  A profile resolved after its pass
+ * then looks each stack's addresses up in the mappings of its samples'
+ * time, as perf does, not in the last ones.  NULL: none (the default).
+ */
+void stacktab__set_space_gen(struct stacktab *st, uint32_t (*fn)(void *arg, int32_t pid),
+			     void *arg);
+
 void stacktab__set_leaf_object(struct stacktab *st,
 			       int (*fn)(void *arg, int32_t pid, int kernel, uint64_t addr,
 					 uint64_t *frame),

@@ -16,6 +16,7 @@ static void addrspace__delete(struct addrspace *as)
 		free(as->perfmap);
 	}
 	free(as->maps);
+	free(as->old);
 	free(as);
 }
 
@@ -117,11 +118,51 @@ static size_t first_after(const struct addrspace *as, uint64_t addr)
 	return lo;
 }
 
+/* Whether every address of a and b names the same thing: one object at
+ * one bias (anonymous code is named by the pid's perf map, whatever maps it). */
+static int same_naming(const struct map *a, const struct map *b)
+{
+	if (a->kind == MAP_ANON && b->kind == MAP_ANON)
+		return 1;
+	return a->kind == b->kind && a->path == b->path && a->start - a->pgoff == b->start - b->pgoff;
+}
+
+/* Keeps maps[i, j), which m replaces, for the generations before the next. */
+static int retire(struct addrspace *as, size_t i, size_t j, const struct map *m)
+{
+	size_t k;
+	int differs = 0;
+
+	for (k = i; k < j; k++)
+		differs |= !same_naming(&as->maps[k], m);
+	if (!differs)
+		return 0;
+	if (as->gen == UINT32_MAX - 1)
+		return 0;           /* (the last generation: stays) */
+	if (as->nold + (j - i) > as->oldcap) {
+		size_t cap = as->oldcap ? as->oldcap : 8;
+		struct old_map *o;
+		while (cap < as->nold + (j - i))
+			cap *= 2;
+		o = realloc(as->old, cap * sizeof(*o));
+		if (o == NULL)
+			return -ENOMEM;
+		as->old = o;
+		as->oldcap = cap;
+	}
+	for (k = i; k < j; k++) {
+		as->old[as->nold].m = as->maps[k];
+		as->old[as->nold++].died = as->gen + 1;
+	}
+	as->gen++;
+	return 1;
+}
+
 int addrspace__insert(struct addrspace *as, const struct map *m)
 {
 	size_t i, j;
 	struct map head, tail;
-	int have_head = 0, have_tail = 0;
+	int have_head = 0, have_tail = 0, newgen;
 
 	if (m->end <= m->start)
 		return 0;
@@ -135,6 +176,8 @@ int addrspace__insert(struct addrspace *as, const struct map *m)
 	/* maps[i, j) overlap m: keep what sticks out on either side. */
 	while (j < as->n && as->maps[j].start < m->end)
 		j++;
+	if ((newgen = retire(as, i, j, m)) < 0)
+		return newgen;
 	if (i < j && as->maps[i].start < m->start) {
 		head = as->maps[i];
 		head.end = m->start;
@@ -153,7 +196,9 @@ int addrspace__insert(struct addrspace *as, const struct map *m)
 		as->n = as->n - removed + nnew;
 		if (have_head)
 			as->maps[i++] = head;
-		as->maps[i++] = *m;
+		as->maps[i] = *m;
+		/* a new mapping of fresh addresses is taken as always there */
+		as->maps[i++].born = newgen ? as->gen : 0;
 		if (have_tail)
 			as->maps[i] = tail;
 	}
@@ -172,11 +217,24 @@ void addrspace__clear(struct addrspace *as)
 
 int addrspace__copy(struct addrspace *dst, const struct addrspace *src)
 {
+	size_t k;
+	int e;
+
 	if (reserve(dst, src->n) < 0)
 		return -ENOMEM;
+	/* a pid reused: its old maps stay for the generations before */
+	if (dst->n > 0) {
+		struct map none;
+		memset(&none, 0, sizeof(none));
+		none.kind = MAP_FILE;
+		if ((e = retire(dst, 0, dst->n, &none)) < 0)
+			return e;
+	}
 	if (src->n > 0)
 		memcpy(dst->maps, src->maps, src->n * sizeof(*src->maps));
 	dst->n = src->n;
+	for (k = 0; k < dst->n; k++)
+		dst->maps[k].born = dst->gen;
 	return 0;
 }
 
@@ -186,6 +244,21 @@ struct map *addrspace__find(struct addrspace *as, uint64_t addr)
 
 	if (i < as->n && as->maps[i].start <= addr)
 		return &as->maps[i];
+	return NULL;
+}
+
+struct map *addrspace__find_at(struct addrspace *as, uint64_t addr, uint32_t gen)
+{
+	struct map *m = addrspace__find(as, addr);
+	size_t k;
+
+	if (m != NULL && m->born <= gen)
+		return m;
+	for (k = as->nold; k > 0; k--) {
+		struct old_map *o = &as->old[k - 1];
+		if (o->m.start <= addr && addr < o->m.end && o->m.born <= gen && gen < o->died)
+			return &o->m;
+	}
 	return NULL;
 }
 

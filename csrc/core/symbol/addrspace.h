@@ -2,6 +2,12 @@
  * Per-process address spaces: sorted, non-overlapping executable mappings
  * per pid, following mmap (a new mapping replaces what it overlaps), fork
  * (the child gets a copy) and exec (the old image goes).  Internal.
+ *
+ * A space has generations: one begins when a mapping replaces addresses
+ * another object (or the same at another offset) held, and the replaced
+ * mappings are kept with the generations they were valid in, so that an
+ * address is looked up as it was at a generation (a profile resolved after
+ * its pass, each stack at its samples' generation).
  */
 #ifndef LUAPERF_ADDRSPACE_H
 #define LUAPERF_ADDRSPACE_H
@@ -23,6 +29,13 @@ struct map {
 	uint8_t bid_size;
 	uint8_t bid[20];
 	char bid_hex[41];             /* bid in hex, made once for results */
+	uint32_t born;                /* the first generation it is valid in */
+};
+
+/* A replaced mapping: valid in generations [m.born, died). */
+struct old_map {
+	struct map m;
+	uint32_t died;
 };
 
 struct addrspace {
@@ -31,6 +44,9 @@ struct addrspace {
 	struct map *maps;
 	size_t n, cap;
 	struct perfmap *perfmap;      /* JIT names, read on demand */
+	uint32_t gen;                 /* the current generation */
+	struct old_map *old;          /* replaced mappings, oldest first */
+	size_t nold, oldcap;
 	struct addrspace *next;
 };
 
@@ -50,6 +66,8 @@ void addrspace__clear(struct addrspace *as);
 /* Replaces dst's maps with a copy of src's. */
 int addrspace__copy(struct addrspace *dst, const struct addrspace *src);
 struct map *addrspace__find(struct addrspace *as, uint64_t addr);
+/* The mapping that held addr in generation gen (UINT32_MAX: now), or NULL. */
+struct map *addrspace__find_at(struct addrspace *as, uint64_t addr, uint32_t gen);
 
 /* Interned strings (paths): shared by maps, freed together. */
 struct strpool;

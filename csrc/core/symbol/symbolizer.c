@@ -591,11 +591,25 @@ const char *symbolizer__object_of(struct symbolizer *s, uint32_t pid, uint64_t a
 	return m != NULL && m->kind != MAP_ANON ? m->path : NULL;
 }
 
+uint32_t symbolizer__space_gen(struct symbolizer *s, uint32_t pid)
+{
+	struct addrspace *as = s->last != NULL && s->last->pid == pid ? s->last :
+			       addrspaces__get(&s->as, pid, 0);
+
+	return as != NULL ? as->gen : 0;
+}
+
 int symbolizer__find_map(struct symbolizer *s, uint32_t pid, uint64_t addr,
 			 struct sym_map *out)
 {
+	return symbolizer__find_map_at(s, pid, UINT32_MAX, addr, out);
+}
+
+int symbolizer__find_map_at(struct symbolizer *s, uint32_t pid, uint32_t gen, uint64_t addr,
+			    struct sym_map *out)
+{
 	struct addrspace *as = space_of(s, pid);
-	struct map *m = as != NULL ? addrspace__find(as, addr) : NULL;
+	struct map *m = as != NULL ? addrspace__find_at(as, addr, gen) : NULL;
 
 	if (m == NULL)
 		return -ENOENT;
@@ -845,7 +859,7 @@ static void add_lines(struct symbolizer *s, struct dso *d, uint64_t vaddr,
 	}
 }
 
-static int resolve_one(struct symbolizer *s, uint32_t pid, uint64_t addr,
+static int resolve_one(struct symbolizer *s, uint32_t pid, uint32_t gen, uint64_t addr,
 		       unsigned flags, struct sym_result *out)
 {
 	struct addrspace *as;
@@ -866,7 +880,7 @@ static int resolve_one(struct symbolizer *s, uint32_t pid, uint64_t addr,
 			 (unsigned)pid, (unsigned)pid);
 		return -ENOENT;
 	}
-	m = addrspace__find(as, addr);
+	m = addrspace__find_at(as, addr, gen);
 	if (m == NULL || m->kind == MAP_ANON)
 		return resolve_jit(s, as, addr, out);
 	out->dso = m->path;
@@ -912,11 +926,17 @@ static void fix_inlines(struct symbolizer *s, struct sym_result *out, size_t n)
 int symbolizer__resolve(struct symbolizer *s, uint32_t pid, uint64_t addr,
 			unsigned flags, struct sym_result *out)
 {
+	return symbolizer__resolve_at(s, pid, UINT32_MAX, addr, flags, out);
+}
+
+int symbolizer__resolve_at(struct symbolizer *s, uint32_t pid, uint32_t gen, uint64_t addr,
+			   unsigned flags, struct sym_result *out)
+{
 	int rc;
 
 	s->err[0] = '\0';
 	s->inl_n = 0;
-	rc = resolve_one(s, pid, addr, flags, out);
+	rc = resolve_one(s, pid, gen, addr, flags, out);
 	fix_inlines(s, out, 1);
 	return rc;
 }
@@ -925,12 +945,19 @@ size_t symbolizer__resolve_many(struct symbolizer *s, uint32_t pid,
 				const uint64_t *addrs, size_t n, unsigned flags,
 				struct sym_result *out, int *errs)
 {
+	return symbolizer__resolve_many_at(s, pid, UINT32_MAX, addrs, n, flags, out, errs);
+}
+
+size_t symbolizer__resolve_many_at(struct symbolizer *s, uint32_t pid, uint32_t gen,
+				   const uint64_t *addrs, size_t n, unsigned flags,
+				   struct sym_result *out, int *errs)
+{
 	size_t i, ok = 0;
 
 	s->err[0] = '\0';
 	s->inl_n = 0;
 	for (i = 0; i < n; i++) {
-		int rc = resolve_one(s, pid, addrs[i], flags, &out[i]);
+		int rc = resolve_one(s, pid, gen, addrs[i], flags, &out[i]);
 		if (errs != NULL)
 			errs[i] = rc;
 		if (rc == 0)

@@ -121,6 +121,16 @@ struct sym_map {
 const char *symbolizer__object_of(struct symbolizer *sym, uint32_t pid, uint64_t addr,
 				  int kernel);
 
+/*
+ * The generation of pid's address space: it changes when a mapping replaces
+ * addresses another object held (0 for a pid with no space).  The _at
+ * calls (find_map_at, resolve_at) look addresses up in the mappings of a
+ * generation (UINT32_MAX: the latest), as they were when a profile's
+ * samples were taken.
+ */
+uint32_t symbolizer__space_gen(struct symbolizer *sym, uint32_t pid);
+int symbolizer__find_map_at(struct symbolizer *sym, uint32_t pid, uint32_t gen, uint64_t addr,
+			    struct sym_map *out);
 int symbolizer__find_map(struct symbolizer *sym, uint32_t pid, uint64_t addr,
 			 struct sym_map *out);
 
@@ -203,6 +213,9 @@ struct sym_result {
  */
 int symbolizer__resolve(struct symbolizer *sym, uint32_t pid, uint64_t addr,
 			unsigned flags, struct sym_result *out);
+/* The same in the mappings of generation gen (symbolizer__space_gen). */
+int symbolizer__resolve_at(struct symbolizer *sym, uint32_t pid, uint32_t gen, uint64_t addr,
+			   unsigned flags, struct sym_result *out);
 
 /*
  * Resolves n addresses of one pid into out[0..n-1]; errs[i] (optional) gets
@@ -212,6 +225,9 @@ int symbolizer__resolve(struct symbolizer *sym, uint32_t pid, uint64_t addr,
 size_t symbolizer__resolve_many(struct symbolizer *sym, uint32_t pid,
 				const uint64_t *addrs, size_t n, unsigned flags,
 				struct sym_result *out, int *errs);
+size_t symbolizer__resolve_many_at(struct symbolizer *sym, uint32_t pid, uint32_t gen,
+				   const uint64_t *addrs, size_t n, unsigned flags,
+				   struct sym_result *out, int *errs);
 
 /* Why the last resolve/load failed, "" when it did not. */
 const char *symbolizer__last_error(const struct symbolizer *sym);
