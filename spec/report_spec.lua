@@ -187,6 +187,19 @@ describe("luaperf report", function()
     assert.truthy(out:find("cannot open", 1, true), out)
   end)
 
+  -- Each engine's report of data with each of args equals perf report's
+  -- rows; check(rows, args, perf's text) looks further.
+  local function both_engines(data, args_list, check)
+    for _, engine in ipairs({ "", "LUAPERF_ENGINE=lua " }) do
+      for _, args in ipairs(args_list) do
+        local ours, lok = util.luaperf("report -i " .. data .. " --stdio " .. args, engine)
+        assert.is_true(lok, ours)
+        local theirs = util.perf("report -i " .. data .. " --stdio -g none " .. args .. " 2>/dev/null")
+        check(util.same_report_rows(ours, theirs), args, theirs)
+      end
+    end
+  end
+
   -- unmapped call chain entries above and below a mapped one, under a
   -- kernel leaf: perf shows each such row with the level ([k]/[.]) of the
   -- entry that made it, walking the sample's own entry and then the chain
@@ -196,32 +209,22 @@ describe("luaperf report", function()
     local out, ok = util.perf("record -q -g -F 999 -o " .. fc .. " " .. util.root ..
       "/build/progs/fake_chain 2000 2>&1 >/dev/null")
     assert(ok, out)
-    for _, engine in ipairs({ "", "LUAPERF_ENGINE=lua " }) do
-      for _, args in ipairs({ "--children --sort comm,dso,sym", "--no-children --sort sym" }) do
-        local ours, lok = util.luaperf("report -i " .. fc .. " --stdio " .. args, engine)
-        assert.is_true(lok, ours)
-        local theirs = util.perf("report -i " .. fc .. " --stdio -g none " .. args .. " 2>/dev/null")
-        local rows = util.same_report_rows(ours, theirs)
+    both_engines(fc, { "--children --sort comm,dso,sym", "--no-children --sort sym" },
+      function(rows, args, theirs)
         if args:find("^%-%-children") then
           assert.truthy(rows["fake_chain|[unknown]|[k] 0000000000000000"] or
                         rows["fake_chain|[unknown]|[.] 0000000000000000"], theirs)
         end
-      end
-    end
+      end)
   end)
 
   it("names a library replaced at the same address as perf does, both engines", function()
     local swap, why = util.record_library_swap(util.tmpdir())
     if not swap then return pending(why) end
-    for _, engine in ipairs({ "", "LUAPERF_ENGINE=lua " }) do
-      for _, args in ipairs({ "--children --sort dso,sym", "--no-children --sort dso,sym" }) do
-        local ours, lok = util.luaperf("report -i " .. swap .. " --stdio " .. args, engine)
-        assert.is_true(lok, ours)
-        local theirs = util.perf("report -i " .. swap .. " --stdio -g none " .. args .. " 2>/dev/null")
-        local rows = util.same_report_rows(ours, theirs)
+    both_engines(swap, { "--children --sort dso,sym", "--no-children --sort dso,sym" },
+      function(rows, _, theirs)
         assert.truthy(rows["libfirst.so|[.] spin"] and rows["libsecond.so|[.] spin"], theirs)
-      end
-    end
+      end)
   end)
 
   describe("the Lua API", function()

@@ -300,7 +300,7 @@ static int frame_srcline(struct profview *pv, struct pv_frame *f)
 	return rc;
 }
 
-/* The cache slot of a named or object frame (named_frame's index), grown
+/* The cache slot of a named or object frame (table_frame's index), grown
  * to hold it; NULL: out of memory. */
 static uint32_t *named_slot(struct profview *pv, size_t idx)
 {
@@ -319,10 +319,15 @@ static uint32_t *named_slot(struct profview *pv, size_t idx)
 	return &pv->named[idx];
 }
 
-static int named_frame(struct profview *pv, uint64_t named, int lines, uint32_t *id)
+/* A frame of the table's own, made once: a named frame (a Lua function, a
+ * VM state) or an object frame (a leaf the pass collapsed to its object,
+ * stacktab__set_leaf_object: no address, no symbol). */
+static int table_frame(struct profview *pv, uint64_t frame, int kernel, int lines, uint32_t *id)
 {
-	const char *name = stacktab__name(pv->st, named);
-	uint32_t *slot = named_slot(pv, 3 * (size_t)(named & ~STACKTAB_NAMED_MASK));
+	int object = stacktab__is_object(frame);
+	const char *name = object ? stacktab__object(pv->st, frame) : stacktab__name(pv->st, frame);
+	uint32_t *slot = named_slot(pv, 3 * (size_t)(frame & ~STACKTAB_NAMED_MASK) +
+				    (object ? 1 + (kernel != 0) : 0));
 	struct pv_frame *f;
 	int rc = 0;
 
@@ -335,38 +340,15 @@ static int named_frame(struct profview *pv, uint64_t named, int lines, uint32_t 
 	f = new_frame(pv, id);
 	if (!f)
 		return -ENOMEM;
-	f->kind = PV_LUA;
-	f->name = intern(pv, name ? name : "", &rc);
-	if (name)
-		lua_frame_place(pv, f, name, &rc);
-	if (!rc)
-		rc = derive(pv, f);
-	if (!rc && lines)
-		rc = frame_srcline(pv, f);
-	*slot = *id + 1;
-	return rc;
-}
-
-/* An object frame: no address, no symbol, only the object (a leaf the
- * pass collapsed, stacktab__set_leaf_object). */
-static int object_frame(struct profview *pv, uint64_t obj, int kernel, int lines, uint32_t *id)
-{
-	const char *path = stacktab__object(pv->st, obj);
-	uint32_t *slot = named_slot(pv, 3 * (size_t)(obj & ~STACKTAB_NAMED_MASK) + 1 + !!kernel);
-	struct pv_frame *f;
-	int rc = 0;
-
-	if (!slot)
-		return -ENOMEM;
-	if (*slot) {
-		*id = *slot - 1;
-		return 0;
+	if (object) {
+		f->kind = kernel ? PV_KERNEL : PV_USER;
+		f->dso = intern(pv, name ? name : "", &rc);
+	} else {
+		f->kind = PV_LUA;
+		f->name = intern(pv, name ? name : "", &rc);
+		if (name)
+			lua_frame_place(pv, f, name, &rc);
 	}
-	f = new_frame(pv, id);
-	if (!f)
-		return -ENOMEM;
-	f->kind = kernel ? PV_KERNEL : PV_USER;
-	f->dso = intern(pv, path ? path : "", &rc);
 	if (!rc)
 		rc = derive(pv, f);
 	if (!rc && lines)
@@ -580,8 +562,7 @@ static int build(struct profview *pv, const struct profview_opts *o)
 			 * walk may look like one: it is an address) */
 			if ((stacktab__is_named(a) && stacktab__name(st, a)) ||
 			    (stacktab__is_object(a) && stacktab__object(st, a))) {
-				rc = stacktab__is_named(a) ? named_frame(pv, a, o->lines, &id) :
-				     object_frame(pv, a, j < nk, o->lines, &id);
+				rc = table_frame(pv, a, j < nk, o->lines, &id);
 				stack_addr[nsa++] = id | UINT32_C(0x80000000);
 				if (rc)
 					break;
