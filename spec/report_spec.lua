@@ -218,6 +218,25 @@ describe("luaperf report", function()
       end)
   end)
 
+  it("counts the own ip of a sample whose chain perf discards, as perf report, both engines", function()
+    local bad = dir .. "/bad_chain.data"
+    local out, ok = util.perf("record -q -g -F 999 -o " .. bad .. " " .. util.root ..
+      "/build/progs/fake_chain 2000 bad 2>&1 >/dev/null")
+    assert(ok, out)
+    -- the chain holds the unknown context: perf script prints no frame for it
+    local raw = util.perf("script -i " .. bad .. " -D 2>/dev/null")
+    assert.truthy(raw:find("ffffffffffffff81", 1, true), "no corrupt chain recorded")
+    both_engines(bad, { "--children --sort comm,dso,sym", "--no-children --sort comm,dso,sym" },
+      function(rows, _, theirs)
+        local kernel = 0
+        for k in pairs(rows) do if k:find("^fake_chain|%[kernel%.kallsyms%]|%[k%]") then kernel = kernel + 1 end end
+        assert.is_true(kernel >= 1, theirs)
+      end)
+    local ours, lok = util.luaperf("script -i " .. bad)
+    assert.is_true(lok, ours)
+    assert.equal(util.perf("script -i " .. bad .. " 2>/dev/null"), ours)
+  end)
+
   it("names a library replaced at the same address as perf does, both engines", function()
     local swap, why = util.record_library_swap(util.tmpdir())
     if not swap then return pending(why) end

@@ -162,6 +162,11 @@ static void push_entry(lua_State *L, struct stacktab *st, size_t i)
 		lua_setfield(L, -2, "weights");
 	}
 	lperf_setint(L, "kernel", e.nkernel);
+	/* a chain perf discards: no addresses, the sample's own ip (a report's) */
+	if (e.own) {
+		lperf_setu64(L, "own", e.own_ip);
+		lperf_setbool(L, "own_kernel", e.own == 2);
+	}
 	/* the generation of the pid's mappings its samples were taken in */
 	if (e.gen > 0)
 		lperf_setint(L, "gen", (int32_t)(e.gen - 1));

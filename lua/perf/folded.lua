@@ -52,7 +52,8 @@ function M.format(list, opts)
       n = 1
       parts[1] = escape((s.comm:gsub(" ", "_")))
     end
-    for _, f in ipairs(s.frames) do
+    -- a discarded chain: no frames, as perf script prints it
+    for _, f in ipairs(s.discarded and {} or s.frames) do
       local t = tokcache[f]
       if not t then
         t = M.token(f, annotate)

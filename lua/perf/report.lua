@@ -265,9 +265,9 @@ local function aggregate(list, opts)
           for i = nf, 1, -1 do count(seen, s, w, frames[i], fkey(frames[i]) .. sk, i == nf) end
         else
           -- the sample's own entry first, then the call chain's, root
-          -- first: a row keyed by an address alone shows the level of the
-          -- entry that made it
-          for i = 0, nf do
+          -- first (none for a chain perf discarded): a row keyed by an
+          -- address alone shows the level of the entry that made it
+          for i = 0, s.discarded and 0 or nf do
             local f = frames[i == 0 and nf or i]
             if i > 0 and f.rel then
               -- perf 6.1 keys the sample's own entry of an unnamed frame by

@@ -165,6 +165,12 @@ function M.build(entries, resolver, opts)
     local addrs, nk = e.addrs, e.kernel
     local n = #addrs
     local ukey = e.gen and (pid .. ":" .. e.gen) or pid
+    if e.own then
+      -- a discarded chain's own ip (reports count it)
+      local sp = e.own_kernel and (spaces.k or space("k", -1, true)) or
+        spaces[ukey] or space(ukey, pid, false, e.gen)
+      add_unique(sp, { e.own }, 1, 1)
+    end
     if nk then
       -- the kernel's addresses lead (leaf first), the user's follow
       if nk > n then nk = n end
@@ -252,8 +258,14 @@ function M.build(entries, resolver, opts)
         end
       end
     end
+    local discarded
+    if e.own and nf == 0 then
+      -- no frames, as perf script shows it; reports count the own ip
+      frames[1] = ((e.own_kernel and kframes or uframes)[e.own])[1]
+      discarded = true
+    end
     local count = e.count or 1
-    local st = { frames = frames, count = count, period = e.period or count,
+    local st = { frames = frames, discarded = discarded, count = count, period = e.period or count,
       comm = e.comm, pid = e.pid, tid = e.tid, cpu = e.cpu, time = e.time,
       event = e.event, weights = e.weights, thread_comm = e.thread_comm }
     list[#list + 1] = st
@@ -791,14 +803,14 @@ function M.merge(list, keep)
       if not id then nextid = nextid + 1; id = nextid; ids[f] = id end
       parts[i] = id
     end
-    local key = table.concat(parts, ",")
+    local key = table.concat(parts, ",") .. (s.discarded and "|discarded" or "")
     for _, k in ipairs(keep) do key = key .. "|" .. tostring(s[k]) end
     local m = index[key]
     if m then
       m.count = m.count + (s.count or 1)
       m.period = m.period + (s.period or 0)
     else
-      m = { frames = s.frames, count = s.count or 1, period = s.period or 0 }
+      m = { frames = s.frames, discarded = s.discarded, count = s.count or 1, period = s.period or 0 }
       for _, k in ipairs(keep) do m[k] = s[k] end
       index[key] = m
       out[#out + 1] = m

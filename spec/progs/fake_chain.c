@@ -7,6 +7,10 @@
  * first; report_spec compares ours with it.
  *
  *   fake_chain [N]   N reads of 1 MiB from /dev/zero (default 3000)
+ *   fake_chain N bad the middle entry is 0xffffffffffffff81, above every
+ *                    context marker perf knows (a corrupt chain of a real
+ *                    system-wide capture had it): perf discards the chain,
+ *                    perf report still counts the sample's own ip
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -39,6 +43,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	middle.ret = (char *)mapped_caller + 1;
+	if (argc > 2 && argv[2][0] == 'b')
+		middle.ret = (void *)(~(unsigned long)0 - 0x7e);
 	for (i = 0; i < n; i++) {
 		long ret;
 		/* rbp points at the chain for the system call only */

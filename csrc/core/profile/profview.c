@@ -33,6 +33,7 @@ struct pv_stack {
 	size_t off;            /* into ids */
 	unsigned n, depth;
 	uint32_t comm, thread_comm, event;
+	uint32_t own;          /* a discarded chain's own ip's frame, or PV_NONE */
 };
 
 struct profview {
@@ -545,8 +546,10 @@ static int build(struct profview *pv, const struct profview_opts *o)
 		pv->stacks[i].depth = e.nr;
 		if (o->no_frames)
 			continue;
-		for (j = 0; j < e.nr; j++) {
-			uint64_t a = e.addrs[j];
+		/* the addresses, then a discarded chain's own ip */
+		for (j = 0; j < e.nr + (e.own ? 1 : 0); j++) {
+			int own = j == e.nr, kernel = own ? e.own == 2 : j < nk;
+			uint64_t a = own ? e.own_ip : e.addrs[j];
 			struct { int64_t space; uint64_t addr; } key;
 			uint32_t id = 0;
 			int added;
@@ -560,15 +563,15 @@ static int build(struct profview *pv, const struct profview_opts *o)
 			}
 			/* a named frame of the table (a junk word of a frame-pointer
 			 * walk may look like one: it is an address) */
-			if ((stacktab__is_named(a) && stacktab__name(st, a)) ||
-			    (stacktab__is_object(a) && stacktab__object(st, a))) {
-				rc = table_frame(pv, a, j < nk, o->lines, &id);
+			if (!own && ((stacktab__is_named(a) && stacktab__name(st, a)) ||
+				     (stacktab__is_object(a) && stacktab__object(st, a)))) {
+				rc = table_frame(pv, a, kernel, o->lines, &id);
 				stack_addr[nsa++] = id | UINT32_C(0x80000000);
 				if (rc)
 					break;
 				continue;
 			}
-			key.space = j < nk ? KERNEL_SPACE : user_space(e.pid, e.gen);
+			key.space = kernel ? KERNEL_SPACE : user_space(e.pid, e.gen);
 			key.addr = a;
 			if (key.space != last_space) {
 				uint32_t sk;
@@ -638,9 +641,15 @@ static int build(struct profview *pv, const struct profview_opts *o)
 		s->thread_comm = intern_ptr(pv, pc, stacktab__thread_comm(st, e.tid), &rc);
 		s->event = e.event ? intern_ptr(pv, pc, e.event, &rc) : intern(pv, "", &rc);
 		s->off = pv->nids;
+		s->own = PV_NONE;
 		if (o->no_frames)
 			continue;
-		nsa += e.nr;
+		nsa += e.nr + (e.own ? 1 : 0);
+		if (e.own) {
+			uint32_t x = stack_addr[base + e.nr];
+			s->own = x & UINT32_C(0x80000000) ? x & ~UINT32_C(0x80000000) :
+				 av[x].n ? av[x].first : PV_NONE;
+		}
 		for (j = e.nr; j > 0 && !rc; j--) {
 			uint32_t x = stack_addr[base + j - 1], m;
 			if (x & UINT32_C(0x80000000)) {
@@ -716,6 +725,24 @@ const struct stacktab *profview__table(const struct profview *pv) { return pv->s
 int profview__has_lines(const struct profview *pv) { return pv->lines; }
 size_t profview__nstacks(const struct profview *pv) { return pv->nstacks; }
 size_t profview__nframes(const struct profview *pv) { return pv->nframes; }
+
+int profview__discarded(const struct profview *pv, size_t i)
+{
+	return pv->stacks[i].n == 0 && pv->stacks[i].own != PV_NONE;
+}
+
+void profview__report_stack(const struct profview *pv, size_t i, const uint32_t **ids,
+			    unsigned *n)
+{
+	const struct pv_stack *s = &pv->stacks[i];
+
+	if (s->n == 0 && s->own != PV_NONE) {
+		*ids = &s->own;
+		*n = 1;
+		return;
+	}
+	profview__stack(pv, i, ids, n);
+}
 
 void profview__stack(const struct profview *pv, size_t i, const uint32_t **ids, unsigned *n)
 {

@@ -90,6 +90,14 @@ int profview__has_lines(const struct profview *pv);
 size_t profview__nstacks(const struct profview *pv);
 /* Stack i's frame ids, root first. */
 void profview__stack(const struct profview *pv, size_t i, const uint32_t **ids, unsigned *n);
+/* The same as a report counts it: a sample whose chain perf discards (a
+ * context it does not know) has no frames, but perf report counts its own
+ * ip: that frame alone. */
+void profview__report_stack(const struct profview *pv, size_t i, const uint32_t **ids,
+			    unsigned *n);
+/* Whether stack i is such a sample: its report stack is its own ip alone,
+ * with no call chain entry. */
+int profview__discarded(const struct profview *pv, size_t i);
 /* The stack's depth in addresses (what no_frames views still know). */
 unsigned profview__depth(const struct profview *pv, size_t i);
 /* Stack i's command name (string id: the name its samples were taken

@@ -279,7 +279,7 @@ static int count_stack(struct acc *a, size_t i, uint8_t *view, uint32_t unknown)
 	long j;
 
 	stacktab__get(profview__table(pv), i, &e);
-	profview__stack(pv, i, &ids, &nf);
+	profview__report_stack(pv, i, &ids, &nf);
 	w = o->by_period ? e.period : e.count;
 	if (a->has_parent)
 		a->parent = parent_of(a, ids, nf);
@@ -318,9 +318,9 @@ static int count_stack(struct acc *a, size_t i, uint8_t *view, uint32_t unknown)
 			view[j] = (uint8_t)level;
 	}
 	/* perf makes the sample's own entry first, then one per call chain
-	 * entry, root first: a row keyed by an address alone shows the level
-	 * of the entry that made it */
-	for (j = -1; j < (long)nf; j++) {
+	 * entry, root first (none for a chain it discarded): a row keyed by an
+	 * address alone shows the level of the entry that made it */
+	for (j = -1; j < (profview__discarded(pv, i) ? 0 : (long)nf); j++) {
 		long at = j < 0 ? (long)nf - 1 : j;
 		const struct pv_frame *f = profview__frame(pv, ids[at]);
 		int kind = view[at] != 0xff ? view[at] : f->kind;
@@ -501,7 +501,7 @@ int pvreport__new(struct profview *pv, const struct pvreport_opts *o, struct pvr
 
 		if (o->keep && !o->keep[i])
 			continue;
-		profview__stack(pv, i, &ids, &nf);
+		profview__report_stack(pv, i, &ids, &nf);
 		if (nf > viewcap) {
 			uint8_t *v = realloc(view, nf);
 			if (!v) { rc = -ENOMEM; goto fail; }
@@ -729,7 +729,7 @@ int pvgraph__new(struct profview *pv, const struct pvreport_opts *o,
 
 			if (o->keep && !o->keep[i])
 				continue;
-			profview__stack(pv, i, &ids, &nf);
+			profview__report_stack(pv, i, &ids, &nf);
 			if (nf == 0)
 				continue;
 			stacktab__get(profview__table(pv), i, &e);
@@ -763,7 +763,7 @@ int pvgraph__new(struct profview *pv, const struct pvreport_opts *o,
 						l->len = len;
 						continue;
 					}
-					profview__stack(pv, l->stack, &fids, &fnf);
+					profview__report_stack(pv, l->stack, &fids, &fnf);
 					if (len < l->len)
 						l->len = len;
 					for (c = 0; c < l->len; c++)
@@ -800,7 +800,7 @@ int pvgraph__new(struct profview *pv, const struct pvreport_opts *o,
 
 		if (!lcp[i].has)
 			continue;
-		profview__stack(pv, lcp[i].stack, &fids, &fnf);
+		profview__report_stack(pv, lcp[i].stack, &fids, &fnf);
 		for (c = 0; c < lcp[i].len && !rc; c++) {
 			rc = graph_kid(g, &edges, node,
 				       chain_sym(pv, fids, fnf, lcp[i].from, o->children, c), &node);

@@ -18,6 +18,8 @@ struct st_entry {
 	size_t key;                 /* the key (chain with context markers) in the
 				       arena, then the addresses (markers removed) */
 	uint16_t nkey, nr, nkernel;
+	uint8_t own;                /* a discarded chain's own ip follows the
+				       addresses: 1 a user one, 2 a kernel one */
 	uint32_t ev;
 	int32_t pid, tid;
 	uint32_t comm;              /* comm object + 1; 0: none */
@@ -213,15 +215,31 @@ static int grow_slots(struct stacktab *st)
 }
 
 /* Addresses of a chain with its context markers removed, and how many
- * leading ones are kernel addresses. */
-static unsigned strip(const uint64_t *cc, unsigned n, uint64_t *out, unsigned *nkernel)
+ * leading ones are kernel addresses.  perf discards a chain with a context
+ * it does not know: no frames (perf script prints none), but perf report
+ * still counts the sample's own ip, the chain's first address: it goes to
+ * out[0], and *own says whose it is (1 user, 2 kernel; 0: none). */
+static unsigned strip(const uint64_t *cc, unsigned n, uint64_t *out, unsigned *nkernel,
+		      unsigned *own)
 {
 	unsigned i, nr = 0, nk = 0;
 	int kernel = 0, leading = 1;
 
-	/* perf discards a chain with a context it does not know: no frames */
-	if (!record__callchain_usable(cc, n))
-		n = 0;
+	*own = 0;
+	if (!record__callchain_usable(cc, n)) {
+		for (i = 0; i < n; i++) {
+			if (cc[i] >= (uint64_t)PERF_CONTEXT_MAX) {
+				kernel = cc[i] == (uint64_t)PERF_CONTEXT_KERNEL ||
+					 cc[i] == (uint64_t)PERF_CONTEXT_GUEST_KERNEL;
+				continue;
+			}
+			out[0] = cc[i];
+			*own = kernel ? 2 : 1;
+			break;
+		}
+		*nkernel = 0;
+		return 0;
+	}
 	for (i = 0; i < n; i++) {
 		uint64_t v = cc[i];
 		if (v >= (uint64_t)PERF_CONTEXT_MAX) {
@@ -307,7 +325,7 @@ static int add(struct stacktab *st, const uint64_t *key, unsigned nkey,
 	uint64_t h, okey[4];
 	size_t j;
 	struct st_entry *e;
-	unsigned nr, nk;
+	unsigned nr, nk, own;
 
 	if (st->no_frames)
 		nkey = 0;
@@ -393,10 +411,11 @@ static int add(struct stacktab *st, const uint64_t *key, unsigned nkey,
 	e->nkey = (uint16_t)nkey;
 	memcpy(st->arena + st->arena_len, key, nkey * sizeof *key);
 	st->arena_len += nkey;
-	nr = strip(key, nkey, st->arena + st->arena_len, &nk);
-	st->arena_len += nr;
+	nr = strip(key, nkey, st->arena + st->arena_len, &nk, &own);
+	st->arena_len += nr + (own ? 1 : 0);
 	e->nr = (uint16_t)nr;
 	e->nkernel = (uint16_t)nk;
+	e->own = (uint8_t)own;
 	e->ev = ev;
 	e->pid = pid;
 	e->tid = tid;
@@ -1013,6 +1032,8 @@ void stacktab__get(const struct stacktab *st, size_t i, struct stacktab_entry *o
 	out->comm = stacktab__comm_name(st, e->comm);
 	out->tag = e->tag;
 	out->gen = e->gen;
+	out->own = e->own;
+	out->own_ip = e->own ? st->arena[e->key + e->nkey + e->nr] : 0;
 	out->event = st->events[e->ev];
 	out->count = e->count;
 	out->period = e->period;

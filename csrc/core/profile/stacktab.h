@@ -57,6 +57,11 @@ struct stacktab_entry {
 	uint32_t tag;               /* its split's value (stacktab__set_split) */
 	uint32_t gen;               /* its address space's generation + 1
 				       (set_space_gen); 0: not known */
+	/* A chain perf discards (a context it does not know): no frames, but
+	 * the sample's own ip, which perf report still counts: own is 1 for a
+	 * user one, 2 for a kernel one, 0 when there is none. */
+	unsigned own;
+	uint64_t own_ip;
 	const char *event;          /* the event's name ("" when unknown) */
 	uint64_t count, period;
 	const uint64_t *weights;    /* stacktab__nweights values, or NULL when none */
