@@ -269,7 +269,9 @@ print("samples=" .. total, "step=" .. n, "secs=" .. secs, "signals=" .. tonumber
     -- most signals reach a safe point; the coroutines' own function holds
     -- a good part of them (creation and collection take the rest)
     assert.is_true(f.samples >= 0.8 * f.signals, out)
-    assert.is_true(f.samples >= 0.5 * 4000 * f.secs, out)
+    -- the timer's rate against the process's CPU time: under ASan it once
+    -- delivered 1,540 a second (of 4,000) where it usually gives 3,500+
+    assert.is_true(f.samples >= 0.3 * 4000 * f.secs, out)
     assert.is_true(f.step >= 0.2 * f.samples, out)
   end)
 
