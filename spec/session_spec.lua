@@ -156,8 +156,9 @@ describe("perf.session", function()
     assert.equal(lost, num(st.lost))
     assert.equal(lost_recs, num(st.lost_records))
     assert.equal(samples, num(st.samples))
-    -- what was kept plus what was lost is what the kernel produced (~0.4 s / 20 us)
-    assert.is_true(samples + lost > 15000, (samples + lost) .. " samples+lost")
+    -- what was kept plus what was lost is what the kernel produced (0.4 s /
+    -- 20 us = 20,000 at most; a busy VM's timer fires late: 13,675 once)
+    assert.is_true(samples + lost > 10000, (samples + lost) .. " samples+lost")
   end)
 
   it("a rate past the per-tick limit produces THROTTLE records", function()
