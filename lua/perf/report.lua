@@ -362,7 +362,8 @@ function M.callgraph(list, row, opts)
   end
   local want = row.symkey
   for _, s in ipairs(list) do
-    if keep(s) then
+    -- a chain perf discards adds no path (its own ip counts in the row)
+    if keep(s) and not s.discarded then
       local w = period and (s.period or 0) or (s.count or 1)
       local fr = s.frames
       local nf = #fr

@@ -664,6 +664,9 @@ struct lcp {
 	int has;
 };
 
+/* (The call graphs read the chains as they are: a chain perf discards adds
+ * no path, as in perf's callchain_append, though its own ip counts in its
+ * row.) */
 int pvgraph__new(struct profview *pv, const struct pvreport_opts *o,
 		 const struct pvgraph_key *keys, size_t n, double min, struct pvgraph **out)
 {
@@ -729,7 +732,7 @@ int pvgraph__new(struct profview *pv, const struct pvreport_opts *o,
 
 			if (o->keep && !o->keep[i])
 				continue;
-			profview__report_stack(pv, i, &ids, &nf);
+			profview__stack(pv, i, &ids, &nf);
 			if (nf == 0)
 				continue;
 			stacktab__get(profview__table(pv), i, &e);
@@ -763,7 +766,7 @@ int pvgraph__new(struct profview *pv, const struct pvreport_opts *o,
 						l->len = len;
 						continue;
 					}
-					profview__report_stack(pv, l->stack, &fids, &fnf);
+					profview__stack(pv, l->stack, &fids, &fnf);
 					if (len < l->len)
 						l->len = len;
 					for (c = 0; c < l->len; c++)
@@ -800,7 +803,7 @@ int pvgraph__new(struct profview *pv, const struct pvreport_opts *o,
 
 		if (!lcp[i].has)
 			continue;
-		profview__report_stack(pv, lcp[i].stack, &fids, &fnf);
+		profview__stack(pv, lcp[i].stack, &fids, &fnf);
 		for (c = 0; c < lcp[i].len && !rc; c++) {
 			rc = graph_kid(g, &edges, node,
 				       chain_sym(pv, fids, fnf, lcp[i].from, o->children, c), &node);
