@@ -146,7 +146,7 @@ static void push_callchain(lua_State *L, const struct record_sample *s)
 			ctx = a;
 			continue;
 		}
-		if (ctx == (uint64_t)PERF_CONTEXT_KERNEL || ctx == (uint64_t)PERF_CONTEXT_GUEST_KERNEL) {
+		if (record__kernel_context(ctx)) {
 			if (leading)
 				nk++;
 		} else {

@@ -144,6 +144,7 @@ function M.build(entries, resolver, opts)
   -- unique addresses per space ("k" for the kernel, else the pid, and the
   -- generation of its mappings the samples were taken in when known)
   local spaces, order = {}, {}
+  local function user_space(pid, gen) return gen and (pid .. ":" .. gen) or pid end
   local function space(key, pid, is_k, gen)
     local sp = { pid = pid, kernel = is_k, gen = gen, seen = {}, addrs = {}, frames = {} }
     spaces[key] = sp
@@ -164,7 +165,7 @@ function M.build(entries, resolver, opts)
     local pid = e.pid or -1
     local addrs, nk = e.addrs, e.kernel
     local n = #addrs
-    local ukey = e.gen and (pid .. ":" .. e.gen) or pid
+    local ukey = user_space(pid, e.gen)
     if e.own then
       -- a discarded chain's own ip (reports count it)
       local sp = e.own_kernel and (spaces.k or space("k", -1, true)) or
@@ -231,7 +232,7 @@ function M.build(entries, resolver, opts)
     local pid = e.pid or -1
     local addrs, nk = e.addrs, e.kernel
     local frames, nf = {}, 0
-    local ukey = e.gen and (pid .. ":" .. e.gen) or pid
+    local ukey = user_space(pid, e.gen)
     local uframes = spaces[ukey] and spaces[ukey].frames
     local kframes = spaces.k and spaces.k.frames
     local n = #addrs

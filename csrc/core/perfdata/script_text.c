@@ -478,8 +478,7 @@ static int print_chain(struct pass *p, const struct record *r, unsigned F, int32
 			continue;
 		}
 		/* the kernel's frames are the leading ones under a kernel mark */
-		kernel = leading && (ctx == (uint64_t)PERF_CONTEXT_KERNEL ||
-				     ctx == (uint64_t)PERF_CONTEXT_GUEST_KERNEL);
+		kernel = leading && record__kernel_context(ctx);
 		if (!kernel)
 			leading = 0;
 		printed++;

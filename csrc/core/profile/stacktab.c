@@ -229,8 +229,7 @@ static unsigned strip(const uint64_t *cc, unsigned n, uint64_t *out, unsigned *n
 	if (!record__callchain_usable(cc, n)) {
 		for (i = 0; i < n; i++) {
 			if (cc[i] >= (uint64_t)PERF_CONTEXT_MAX) {
-				kernel = cc[i] == (uint64_t)PERF_CONTEXT_KERNEL ||
-					 cc[i] == (uint64_t)PERF_CONTEXT_GUEST_KERNEL;
+				kernel = record__kernel_context(cc[i]);
 				continue;
 			}
 			out[0] = cc[i];
@@ -243,8 +242,7 @@ static unsigned strip(const uint64_t *cc, unsigned n, uint64_t *out, unsigned *n
 	for (i = 0; i < n; i++) {
 		uint64_t v = cc[i];
 		if (v >= (uint64_t)PERF_CONTEXT_MAX) {
-			kernel = leading && (v == (uint64_t)PERF_CONTEXT_KERNEL ||
-					     v == (uint64_t)PERF_CONTEXT_GUEST_KERNEL);
+			kernel = leading && record__kernel_context(v);
 			if (!kernel)
 				leading = 0;
 			continue;
@@ -337,8 +335,7 @@ static int add(struct stacktab *st, const uint64_t *key, unsigned nkey,
 	    key[nkey - 1] < (uint64_t)PERF_CONTEXT_MAX &&
 	    key[nkey - 2] >= (uint64_t)PERF_CONTEXT_MAX) {
 		/* [markers..., leaf]: the leaf's own marker says whose it is */
-		int kernel = key[nkey - 2] == (uint64_t)PERF_CONTEXT_KERNEL ||
-			     key[nkey - 2] == (uint64_t)PERF_CONTEXT_GUEST_KERNEL;
+		int kernel = record__kernel_context(key[nkey - 2]);
 		uint64_t frame;
 		int rc = st->leaf_object(st->leaf_object_arg, pid, kernel, key[nkey - 1], &frame);
 		if (rc < 0)

@@ -143,6 +143,13 @@ struct record {
 int record__decode(const struct evtab *t, const void *buf, size_t len,
 		   struct record *out, char *err, size_t errlen);
 
+/* Whether a call chain's context marker puts the addresses after it in the
+ * kernel (the host's or a guest's). */
+static inline int record__kernel_context(uint64_t v)
+{
+	return v == (uint64_t)PERF_CONTEXT_KERNEL || v == (uint64_t)PERF_CONTEXT_GUEST_KERNEL;
+}
+
 /*
  * A call chain perf would use: 0 when it holds a context marker perf does
  * not know (a corrupt chain, seen in system-wide captures), which perf
