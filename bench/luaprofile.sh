@@ -21,6 +21,13 @@ LUA_CPATH="$top/build/?.so;;" lua5.4 bench/luaprofile_parts.lua
 cc -O2 -Icsrc/core -o build/luaprofile_sigcost bench/luaprofile_sigcost.c \
     build/obj/core/sample/sigsample.o build/obj/core/base/perf_sys.o -lpthread &&
     build/luaprofile_sigcost 999 5 && build/luaprofile_sigcost 5000 5
+# frames, wait and alloc (issue 17), and the kernel's part of a wait
+LUA_CPATH="$top/build/?.so;;" lua5.4 bench/luaprofile_frames.lua "$ROUNDS"
+LUA_CPATH="$top/build/luajit/?.so;;" luajit bench/luaprofile_frames.lua "$ROUNDS"
+cc -O2 -Icsrc/core -o build/luaprofile_waitcost bench/luaprofile_waitcost.c \
+    build/obj/core/sample/sigsample.o build/obj/core/base/perf_sys.o -lpthread && {
+    echo "two CPUs:"; build/luaprofile_waitcost 5000 5
+    echo "one CPU (taskset -c 0):"; taskset -c 0 build/luaprofile_waitcost 5000 5; }
 
 if ! command -v wrk >/dev/null || [ ! -e /usr/lib/nginx/modules/ngx_http_lua_module.so ]; then
     echo "nginx rps: skipped (needs nginx, libnginx-mod-http-lua and wrk: make deps)"

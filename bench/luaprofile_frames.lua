@@ -2,9 +2,9 @@
 --   lua5.4|luajit bench/luaprofile_frames.lua [ROUNDS]
 -- 1. prof:frame() per call (a started profiler, 1e6 marks), and so its
 --    share of a second at 1,000 frames a second;
--- 2. an allocation-heavy loop (strings and tables), unprofiled, profiled
---    at 999 Hz, and at 999 Hz with alloc = 256 KiB, alternating in each
---    round: median CPU seconds (os.clock);
+-- 2. an allocation-heavy loop (1.5M strings and tables), unprofiled,
+--    profiled at 999 Hz, and at 999 Hz with alloc = 1 GiB (the shim alone)
+--    and 256 KiB, alternating in each round: median CPU seconds (os.clock);
 -- 3. a wait-heavy loop (1 ms of fixed Lua work, then a blocking read of a line
 --    that a child writes every 2 ms), unprofiled, profiled, and profiled
 --    with wait = true: median CPU seconds per variant (the wall time is
@@ -34,7 +34,7 @@ end
 local keep = {}
 local function alloc_work()
   local n = 0
-  for i = 1, 300000 do
+  for i = 1, 1500000 do
     local s = "key " .. i .. " with enough text to be a long string " .. n
     keep[i % 512 + 1] = { s, i }
     n = n + #s
@@ -57,8 +57,13 @@ do
   per_ms = math.floor(n / ((os.clock() - t0) * 1000))
 end
 
+-- One writer for the whole run (perl is in every Debian system): a shell
+-- loop would fork a sleep(1) per line, and that exec every 2 ms evicts the
+-- reader's caches and moves it between CPUs, a noise larger than the cost
+-- being measured.
 local function wait_work(lines)
-  local f = io.popen("i=0; while [ $i -lt " .. lines .. " ]; do sleep 0.002; echo $i; i=$((i+1)); done")
+  local f = io.popen("perl -e '$|=1; for (1.." .. lines ..
+    ") { select(undef, undef, undef, 0.002); print \"$_\\n\" }'")
   local x = 0
   for _ in f:lines() do x = x + spin(per_ms) end
   f:close()
@@ -76,9 +81,13 @@ local function run(opts, work, ...)
   return c, st
 end
 
+-- alloc's own cost is the difference from the 999 Hz run; a rate of 1 GiB
+-- samples nothing, so it shows the allocator shim alone (every allocation
+-- and free goes through it while alloc is on).
 local variants = {
   { "unprofiled", nil },
   { "999 Hz", { freq = 999 } },
+  { "999 Hz + alloc=1GiB", { freq = 999, alloc = 1024 * 1024 * 1024 } },
   { "999 Hz + alloc=256KiB", { freq = 999, alloc = 256 * 1024 } },
 }
 local t = {}
@@ -93,7 +102,14 @@ for _, v in ipairs(variants) do
   local m = median(t[v[1]])
   print(string.format("alloc-heavy %-22s %.3f s CPU  %+.1f%%", v[1], m, (m / base - 1) * 100))
 end
+print(string.format("alloc-heavy alloc=256KiB's own cost: %+.2f%% of the unprofiled run",
+  (median(t["999 Hz + alloc=256KiB"]) - median(t["999 Hz"])) / base * 100))
 
+-- The wait-heavy loop: wait = true's own cost is the difference between
+-- the profiled runs with and without it (the 999 Hz sampler's cost is
+-- apart: on this VM a per-thread cpu-clock timer costs at each of the
+-- thread's context switches, as it does under perf record -F 999).
+local nwait = 300
 variants = {
   { "unprofiled", nil },
   { "999 Hz", { freq = 999 } },
@@ -103,7 +119,7 @@ t = {}
 for r = 1, rounds do
   for _, v in ipairs(variants) do
     t[v[1]] = t[v[1]] or {}
-    local c, st = run(v[2], wait_work, 300)
+    local c, st = run(v[2], wait_work, nwait)
     table.insert(t[v[1]], c)
     if st and st.waits then
       t.sp = t.sp or {}
@@ -114,8 +130,11 @@ end
 base = median(t.unprofiled)
 for _, v in ipairs(variants) do
   local m = median(t[v[1]])
-  print(string.format("wait-heavy  %-22s %.3f s CPU  %+.1f%%  (300 waits)", v[1], m, (m / base - 1) * 100))
+  print(string.format("wait-heavy  %-22s %.3f s CPU  %+.1f%%  (%d waits)", v[1], m, (m / base - 1) * 100, nwait))
 end
+local own = median(t["999 Hz + wait"]) - median(t["999 Hz"])
+print(string.format("wait-heavy  wait = true's own cost: %.1f us a wait, %+.2f%% of the unprofiled run",
+  own / nwait * 1e6, own / base * 100))
 -- The profiler's own clock: what a safe point after a wait costs in user
 -- space (the stack read, the switch ring drained, the stack counted); the
 -- kernel's part (the switch sample and records, the SIGTRAP) is the rest
