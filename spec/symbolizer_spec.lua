@@ -651,6 +651,81 @@ describe("symbolizer", function()
     assert.truthy(why:find("fifo", 1, true), why)
   end)
 
+  -- The maps of a pid are kept sorted with room at both ends (libraries
+  -- come top-down, synthesized lists bottom-up): against a plain model of
+  -- the rules (a new map replaces what it overlaps, the rest of a cut map
+  -- stays on either side), for maps fed top-down, bottom-up, shuffled and
+  -- overlapping, then copied by a fork.
+  it("keeps a pid's maps as a model of mmap's rules says, in any order of arrival", function()
+    local page = 0x1000
+    local function feed_all(sym, pid, list)
+      for _, m in ipairs(list) do
+        sym:feed{ type = "MMAP2", pid = pid, tid = pid, start = m.start, len = m.len, pgoff = 0,
+          filename = m.path, cpumode = "user" }
+      end
+    end
+    -- model: one owner per page
+    local function model(list)
+      local owner = {}
+      for _, m in ipairs(list) do
+        for a = m.start, m.start + m.len - 1, page do owner[a] = m.path end
+      end
+      return owner
+    end
+    local function check(sym, pid, owner, lo, hi)
+      for a = lo, hi, page do
+        local m = sym:map(pid, a + 0x10)
+        local want = owner[a]
+        if want then
+          assert(m and m.path == want, string.format("pid %d page %x: %s, want %s", pid, a,
+            m and m.path or "none", want))
+        else
+          assert(m == nil, string.format("pid %d page %x: %s, want none", pid, a, m and m.path or "?"))
+        end
+      end
+    end
+    local rnd = 12345
+    local function random(n) rnd = (rnd * 1103515245 + 12345) % 2147483648 return rnd % n + 1 end
+    local base, n = 0x7f0000000000, 300
+    local orders = {
+      down = function(i) return n - i + 1 end,
+      up = function(i) return i end,
+    }
+    local pid = 1000
+    for name, slot_of in pairs(orders) do
+      local sym, list = perf.symbolizer(), {}
+      for i = 1, n do
+        local s = slot_of(i)
+        list[#list + 1] = { start = base + (s - 1) * 4 * page, len = 2 * page, path = name .. s }
+      end
+      pid = pid + 1
+      feed_all(sym, pid, list)
+      check(sym, pid, model(list), base, base + n * 4 * page)
+    end
+    -- shuffled, with maps that cover several others and maps that cut one
+    local sym, list = perf.symbolizer(), {}
+    for i = 1, 2 * n do
+      local s, len = random(n), page * random(3)
+      if i % 25 == 0 then len = page * (8 + random(40)) end
+      list[#list + 1] = { start = base + (s - 1) * 2 * page, len = len, path = "m" .. i }
+    end
+    feed_all(sym, 2000, list)
+    local owner = model(list)
+    check(sym, 2000, owner, base, base + (2 * n + 50) * page)
+    -- a fork copies them all; the child's new maps leave the parent's alone
+    sym:feed{ type = "FORK", pid = 2001, ppid = 2000, tid = 2001, ptid = 2000 }
+    check(sym, 2001, owner, base, base + (2 * n + 50) * page)
+    local more = {}
+    for i = 1, 60 do
+      more[#more + 1] = { start = base + (n - i) * 2 * page, len = page, path = "child" .. i }
+    end
+    feed_all(sym, 2001, more)
+    local child = model(list)
+    for _, m in ipairs(more) do child[m.start] = m.path end
+    check(sym, 2001, child, base, base + (2 * n + 50) * page)
+    check(sym, 2000, owner, base, base + (2 * n + 50) * page)
+  end)
+
   it("demangles C++ names as perf prints them (c++filt -p) and Rust names as c++filt, without hashes", function()
     local names = {
       "_ZN5outer5inner5twiceIiEET_S2_", "_ZNK5outer5inner3Box3getEv", "_ZNSt6vectorIiSaIiEED2Ev",

@@ -11,7 +11,11 @@
 #include "profile/stacktab.h"
 #include "record/record.h"
 
+/* A slot holds the stack's hash's upper half over its index + 1, and the
+ * upper half also places it: growing the table reads the old slots alone,
+ * not the entries. */
 #define SLOT_TAG(h) ((h) & UINT64_C(0xffffffff00000000))
+#define SLOT_HOME(h, n) ((size_t)((h) >> 32) & ((n) - 1))
 
 struct st_entry {
 	uint64_t hash;
@@ -202,11 +206,13 @@ static int grow_slots(struct stacktab *st)
 
 	if (!s)
 		return -ENOMEM;
-	for (i = 0; i < st->nr; i++) {
-		size_t j = st->e[i].hash & (n - 1);
-		while (s[j])
-			j = (j + 1) & (n - 1);
-		s[j] = SLOT_TAG(st->e[i].hash) | (i + 1);
+	for (i = 0; i < st->nslots; i++) {
+		size_t j;
+		if (!st->slots[i])
+			continue;
+		for (j = SLOT_HOME(st->slots[i], n); s[j]; j = (j + 1) & (n - 1))
+			;
+		s[j] = st->slots[i];
 	}
 	free(st->slots);
 	st->slots = s;
@@ -363,7 +369,7 @@ static int add(struct stacktab *st, const uint64_t *key, unsigned nkey,
 		}
 	}
 	h = stack_hash(key, nkey, ev, pid, tid, comm, tag ^ (gen << 16));
-	j = h & (st->nslots - 1);
+	j = SLOT_HOME(h, st->nslots);
 	while (st->slots[j]) {
 		if (SLOT_TAG(st->slots[j]) != SLOT_TAG(h)) {
 			j = (j + 1) & (st->nslots - 1);

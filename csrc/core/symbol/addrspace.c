@@ -15,7 +15,7 @@ static void addrspace__delete(struct addrspace *as)
 		perfmap__exit(as->perfmap);
 		free(as->perfmap);
 	}
-	free(as->maps);
+	free(as->base);
 	free(as->old);
 	free(as);
 }
@@ -86,21 +86,53 @@ struct addrspace *addrspaces__get(struct addrspaces *a, uint32_t pid, int create
 	return as;
 }
 
-static int reserve(struct addrspace *as, size_t need)
+/* The n maps centred in a block of cap slots (this one, or a new one). */
+static int recentre(struct addrspace *as, size_t cap)
 {
-	size_t cap = as->cap ? as->cap : 16;
-	struct map *m;
+	struct map *b = as->base;
+	size_t front = (cap - as->n) / 2;
 
-	if (need <= as->cap)
-		return 0;
+	if (cap != as->cap) {
+		b = malloc(cap * sizeof(*b));
+		if (b == NULL)
+			return -ENOMEM;
+		if (as->n > 0)
+			memcpy(b + front, as->maps, as->n * sizeof(*b));
+		free(as->base);
+	} else if (as->n > 0) {
+		memmove(b + front, as->maps, as->n * sizeof(*b));
+	}
+	as->base = b;
+	as->cap = cap;
+	as->front = front;
+	as->maps = b + front;
+	return 0;
+}
+
+static size_t grown(size_t cap, size_t need)
+{
+	if (cap < 16)
+		cap = 16;
 	while (cap < need)
 		cap *= 2;
-	m = realloc(as->maps, cap * sizeof(*m));
-	if (m == NULL)
-		return -ENOMEM;
-	as->maps = m;
-	as->cap = cap;
-	return 0;
+	return cap;
+}
+
+/*
+ * Room for extra more maps at each end of the array.  A process maps its
+ * libraries top-down (each new map goes first) and a synthesized list
+ * comes bottom-up (each goes last): with room at both ends, an insert
+ * moves only the maps on its shorter side.  When one end runs out, the
+ * maps are centred again, in place while the block is at most a quarter
+ * full, else in one twice as large.
+ */
+static int reserve(struct addrspace *as, size_t extra)
+{
+	if (as->base != NULL && as->front >= extra && as->cap - as->front - as->n >= extra)
+		return 0;
+	if (as->base != NULL && as->n + 2 * extra <= as->cap / 4)
+		return recentre(as, as->cap);
+	return recentre(as, grown(as->cap, as->n + as->n / 2 + 2 * extra));
 }
 
 /* First map whose end is above addr. */
@@ -169,7 +201,7 @@ int addrspace__insert(struct addrspace *as, const struct map *m)
 	memset(&head, 0, sizeof(head));
 	memset(&tail, 0, sizeof(tail));
 	/* Room for the map and one split. */
-	if (reserve(as, as->n + 2) < 0)
+	if (reserve(as, 2) < 0)
 		return -ENOMEM;
 	i = first_after(as, m->start);
 	j = i;
@@ -192,7 +224,15 @@ int addrspace__insert(struct addrspace *as, const struct map *m)
 	{
 		size_t nnew = (size_t)have_head + 1 + (size_t)have_tail;
 		size_t removed = j - i;
-		memmove(&as->maps[i + nnew], &as->maps[j], (as->n - j) * sizeof(*as->maps));
+		if (i < as->n - j) {
+			/* the maps before i move down (nnew - removed may be < 0) */
+			size_t front = as->front + removed - nnew;
+			memmove(as->base + front, as->maps, i * sizeof(*as->maps));
+			as->front = front;
+			as->maps = as->base + front;
+		} else {
+			memmove(&as->maps[i + nnew], &as->maps[j], (as->n - j) * sizeof(*as->maps));
+		}
 		as->n = as->n - removed + nnew;
 		if (have_head)
 			as->maps[i++] = head;
@@ -220,8 +260,6 @@ int addrspace__copy(struct addrspace *dst, const struct addrspace *src)
 	size_t k;
 	int e;
 
-	if (reserve(dst, src->n) < 0)
-		return -ENOMEM;
 	/* a pid reused: its old maps stay for the generations before */
 	if (dst->n > 0) {
 		struct map none;
@@ -230,6 +268,11 @@ int addrspace__copy(struct addrspace *dst, const struct addrspace *src)
 		if ((e = retire(dst, 0, dst->n, &none)) < 0)
 			return e;
 	}
+	dst->n = 0;
+	if (dst->cap < src->n + 4 && (e = recentre(dst, grown(dst->cap, src->n + src->n / 2 + 4))) < 0)
+		return e;
+	dst->front = (dst->cap - src->n) / 2;
+	dst->maps = dst->base + dst->front;
 	if (src->n > 0)
 		memcpy(dst->maps, src->maps, src->n * sizeof(*src->maps));
 	dst->n = src->n;

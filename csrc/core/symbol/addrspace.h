@@ -41,8 +41,9 @@ struct old_map {
 struct addrspace {
 	uint32_t pid;
 	int exited;
-	struct map *maps;
-	size_t n, cap;
+	struct map *maps;             /* base + front: n maps, sorted by start */
+	struct map *base;             /* cap slots, room kept at both ends */
+	size_t n, cap, front;
 	struct perfmap *perfmap;      /* JIT names, read on demand */
 	uint32_t gen;                 /* the current generation */
 	struct old_map *old;          /* replaced mappings, oldest first */
