@@ -28,7 +28,6 @@ struct map {
 	uint8_t kind;                 /* enum map_kind */
 	uint8_t bid_size;
 	uint8_t bid[20];
-	char bid_hex[41];             /* bid in hex, made once for results */
 	uint32_t born;                /* the first generation it is valid in */
 };
 

@@ -221,7 +221,6 @@ int symbolizer__add_map(struct symbolizer *s, uint32_t pid, uint64_t start,
 	if (build_id != NULL && build_id_size > 0) {
 		m.bid_size = (uint8_t)(build_id_size > 20 ? 20 : build_id_size);
 		memcpy(m.bid, build_id, m.bid_size);
-		hex__encode(m.bid, m.bid_size, m.bid_hex);
 	}
 	return addrspace__insert(as, &m);
 }
@@ -407,19 +406,26 @@ static int bid_matches(const struct dso *d, const struct map *m)
  * to ~/.debug/PATH/ID/ holding "elf" or "vdso"), else the distribution's
  * debug file (/usr/lib/debug/.build-id/XX/REST.debug, under --symfs).
  */
+/* m's recorded build id in hex into hex[41] ("" when none); returns hex. */
+static char *map_bid_hex(const struct map *m, char *hex)
+{
+	hex__encode(m->bid, m->bid_size, hex);
+	return hex;
+}
+
 static struct dso *by_build_id(struct symbolizer *s, const struct map *m)
 {
 	const char *home = getenv("HOME");
-	char path[PATH_MAX + 128];
+	char path[PATH_MAX + 128], hex[41];
 	struct stat st;
 	struct dso *d;
 	int err = 0;
 
 	if (m->bid_size < 2)
 		return NULL;
+	hex__encode(m->bid, m->bid_size, hex);
 	if (home != NULL && home[0] == '/') {
-		snprintf(path, sizeof(path), "%s/.debug/.build-id/%.2s/%s", home, m->bid_hex,
-			 m->bid_hex + 2);
+		snprintf(path, sizeof(path), "%s/.debug/.build-id/%.2s/%s", home, hex, hex + 2);
 		if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
 			snprintf(path + strlen(path), sizeof(path) - strlen(path), "/%s",
 				 m->kind == MAP_VDSO ? "vdso" : "elf");
@@ -428,7 +434,7 @@ static struct dso *by_build_id(struct symbolizer *s, const struct map *m)
 			return d;
 	}
 	snprintf(path, sizeof(path), "%s/usr/lib/debug/.build-id/%.2s/%s.debug", s->symfs,
-		 m->bid_hex, m->bid_hex + 2);
+		 hex, hex + 2);
 	d = dso_cache__get(s->dsos, path, m->bid, m->bid_size, &err);
 	return d != NULL && bid_matches(d, m) ? d : NULL;
 }
@@ -441,7 +447,7 @@ static struct dso *by_build_id(struct symbolizer *s, const struct map *m)
  */
 static struct dso *bind_file(struct symbolizer *s, uint32_t pid, struct map *m, int *errp)
 {
-	char path[PATH_MAX + 64];
+	char path[PATH_MAX + 64], hex[41];
 	struct dso *d, *found;
 	int err2 = 0;
 
@@ -472,13 +478,13 @@ static struct dso *bind_file(struct symbolizer *s, uint32_t pid, struct map *m, 
 		warn_object(s, m->path, "%s: not symbolized: %s has build id %s, not the "
 			    "recorded %s, and no copy with that one is in ~/.debug/.build-id "
 			    "or %s/usr/lib/debug/.build-id", m->path, path,
-			    d->build_id_size ? d->build_id_hex : "(none)", m->bid_hex, s->symfs);
+			    d->build_id_size ? d->build_id_hex : "(none)", map_bid_hex(m, hex), s->symfs);
 		*errp = -ESTALE;
 	} else {
 		warn_object(s, m->path, "%s: not symbolized: cannot read %s (%s), and no copy "
 			    "with its recorded build id %s is in ~/.debug/.build-id or "
 			    "%s/usr/lib/debug/.build-id", m->path, path, strerror(-*errp),
-			    m->bid_hex, s->symfs);
+			    map_bid_hex(m, hex), s->symfs);
 	}
 	return NULL;
 }
@@ -490,6 +496,7 @@ static struct dso *bind_vdso(struct symbolizer *s, uint32_t pid, struct map *m, 
 	struct dso *d = dso_cache__vdso(s->dsos, pid, m->start,
 					s->offline ? 0 : m->end - m->start, errp);
 	struct dso *found;
+	char hex[41];
 
 	if (m->bid_size == 0 || (d != NULL && bid_matches(d, m)))
 		return d;
@@ -498,7 +505,7 @@ static struct dso *bind_vdso(struct symbolizer *s, uint32_t pid, struct map *m, 
 		return found;
 	warn_object(s, m->path, "[vdso]: not symbolized: this kernel's has build id %s, not "
 		    "the recorded %s, and no copy with that one is in ~/.debug/.build-id",
-		    d != NULL && d->build_id_size ? d->build_id_hex : "(none)", m->bid_hex);
+		    d != NULL && d->build_id_size ? d->build_id_hex : "(none)", map_bid_hex(m, hex));
 	*errp = -ESTALE;
 	return NULL;
 }
@@ -514,7 +521,6 @@ static void take_known_bid(struct symbolizer *s, struct map *m)
 		if (k->path == m->path) {
 			m->bid_size = k->size;
 			memcpy(m->bid, k->id, k->size);
-			hex__encode(m->bid, m->bid_size, m->bid_hex);
 			return;
 		}
 }
@@ -570,7 +576,6 @@ static struct dso *bind_dso(struct symbolizer *s, uint32_t pid, struct map *m)
 	else if (m->bid_size == 0 && m->dso->build_id_size > 0) {
 		m->bid_size = m->dso->build_id_size;
 		memcpy(m->bid, m->dso->build_id, m->bid_size);
-		memcpy(m->bid_hex, m->dso->build_id_hex, sizeof(m->bid_hex));
 	}
 	return m->dso;
 }
@@ -891,7 +896,10 @@ static int resolve_one(struct symbolizer *s, uint32_t pid, uint32_t gen, uint64_
 		return -ENOENT;
 	}
 	out->kind = d->is_vdso ? SYM_KIND_VDSO : SYM_KIND_USER;
-	memcpy(out->build_id, m->bid_hex, sizeof(out->build_id));
+	if (m->bid_size == d->build_id_size)    /* the same id (bid_matches): its hex is made */
+		memcpy(out->build_id, d->build_id_hex, sizeof(out->build_id));
+	else
+		map_bid_hex(m, out->build_id);
 	if (dso__offset_to_vaddr(d, addr - m->start + m->pgoff, &vaddr) < 0) {
 		snprintf(s->err, sizeof(s->err), "0x%" PRIx64 " is outside the segments of %s",
 			 addr, m->path);
