@@ -123,15 +123,13 @@ static size_t grown(size_t cap, size_t need)
  * libraries top-down (each new map goes first) and a synthesized list
  * comes bottom-up (each goes last): with room at both ends, an insert
  * moves only the maps on its shorter side.  When one end runs out, the
- * maps are centred again, in place while the block is at most a quarter
- * full, else in one twice as large.
+ * maps are centred again in a block with room for half as many more (the
+ * same block when it has that room).
  */
 static int reserve(struct addrspace *as, size_t extra)
 {
 	if (as->base != NULL && as->front >= extra && as->cap - as->front - as->n >= extra)
 		return 0;
-	if (as->base != NULL && as->n + 2 * extra <= as->cap / 4)
-		return recentre(as, as->cap);
 	return recentre(as, grown(as->cap, as->n + as->n / 2 + 2 * extra));
 }
 
