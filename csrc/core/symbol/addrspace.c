@@ -92,7 +92,7 @@ static int recentre(struct addrspace *as, size_t cap)
 	struct map *b = as->base;
 	size_t front = (cap - as->n) / 2;
 
-	if (cap != as->cap) {
+	if (b == NULL || cap != as->cap) {
 		b = malloc(cap * sizeof(*b));
 		if (b == NULL)
 			return -ENOMEM;
