@@ -562,9 +562,10 @@ static int build(struct profview *pv, const struct profview_opts *o)
 				sacap = cap;
 			}
 			/* a named frame of the table (a junk word of a frame-pointer
-			 * walk may look like one: it is an address) */
-			if (!own && ((stacktab__is_named(a) && stacktab__name(st, a)) ||
-				     (stacktab__is_object(a) && stacktab__object(st, a)))) {
+			 * walk may look like one: it is an address); an own ip may be
+			 * an object frame (stacktab__set_leaf_object) */
+			if ((!own && stacktab__is_named(a) && stacktab__name(st, a)) ||
+			    (stacktab__is_object(a) && stacktab__object(st, a))) {
 				rc = table_frame(pv, a, kernel, o->lines, &id);
 				stack_addr[nsa++] = id | UINT32_C(0x80000000);
 				if (rc)

@@ -415,6 +415,13 @@ static int add(struct stacktab *st, const uint64_t *key, unsigned nkey,
 	memcpy(st->arena + st->arena_len, key, nkey * sizeof *key);
 	st->arena_len += nkey;
 	nr = strip(key, nkey, st->arena + st->arena_len, &nk, &own);
+	/* In a table of leaf objects a discarded chain's own ip, the one
+	 * address a report counts for it, becomes its object too. */
+	if (own && st->leaf_object && st->max_depth == 1) {
+		uint64_t *ip = st->arena + st->arena_len + nr, frame;
+		if (st->leaf_object(st->leaf_object_arg, pid, own == 2, *ip, &frame) > 0)
+			*ip = frame;
+	}
 	st->arena_len += nr + (own ? 1 : 0);
 	e->nr = (uint16_t)nr;
 	e->nkernel = (uint16_t)nk;
