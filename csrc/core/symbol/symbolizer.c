@@ -400,12 +400,6 @@ static int bid_matches(const struct dso *d, const struct map *m)
 	       memcmp(d->build_id, m->bid, m->bid_size) == 0;
 }
 
-/*
- * A copy with the mapping's build id: perf's build-id cache (perf record
- * fills it: ~/.debug/.build-id/XX/REST, a file in old caches, else a link
- * to ~/.debug/PATH/ID/ holding "elf" or "vdso"), else the distribution's
- * debug file (/usr/lib/debug/.build-id/XX/REST.debug, under --symfs).
- */
 /* m's recorded build id in hex into hex[41] ("" when none); returns hex. */
 static char *map_bid_hex(const struct map *m, char *hex)
 {
@@ -413,6 +407,12 @@ static char *map_bid_hex(const struct map *m, char *hex)
 	return hex;
 }
 
+/*
+ * A copy with the mapping's build id: perf's build-id cache (perf record
+ * fills it: ~/.debug/.build-id/XX/REST, a file in old caches, else a link
+ * to ~/.debug/PATH/ID/ holding "elf" or "vdso"), else the distribution's
+ * debug file (/usr/lib/debug/.build-id/XX/REST.debug, under --symfs).
+ */
 static struct dso *by_build_id(struct symbolizer *s, const struct map *m)
 {
 	const char *home = getenv("HOME");
@@ -423,7 +423,7 @@ static struct dso *by_build_id(struct symbolizer *s, const struct map *m)
 
 	if (m->bid_size < 2)
 		return NULL;
-	hex__encode(m->bid, m->bid_size, hex);
+	map_bid_hex(m, hex);
 	if (home != NULL && home[0] == '/') {
 		snprintf(path, sizeof(path), "%s/.debug/.build-id/%.2s/%s", home, hex, hex + 2);
 		if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
