@@ -272,7 +272,12 @@ print("samples=" .. total, "step=" .. n, "secs=" .. secs, "signals=" .. tonumber
     -- the timer's rate against the process's CPU time: under ASan it once
     -- delivered 1,540 a second (of 4,000) where it usually gives 3,500+
     assert.is_true(f.samples >= 0.3 * 4000 * f.secs, out)
-    assert.is_true(f.step >= 0.2 * f.samples, out)
+    -- a tenth at least: under ASan on a VM whose page faults are
+    -- hypercalls, creating and collecting the coroutines takes most of
+    -- the time (step had 12-15% in five runs, with session 9's code and
+    -- with session 10's); a coroutine's samples charged to its resumer
+    -- would leave step none
+    assert.is_true(f.step >= 0.1 * f.samples, out)
   end)
 
   it("starts, stops and closes 10,000 times with nothing left behind", function()
