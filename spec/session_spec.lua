@@ -157,8 +157,10 @@ describe("perf.session", function()
     assert.equal(lost_recs, num(st.lost_records))
     assert.equal(samples, num(st.samples))
     -- what was kept plus what was lost is what the kernel produced (0.4 s /
-    -- 20 us = 20,000 at most; a busy VM's timer fires late: 13,675 once)
-    assert.is_true(samples + lost > 10000, (samples + lost) .. " samples+lost")
+    -- 20 us = 20,000 at most; a busy VM's timer fires late: 13,675 once,
+    -- and 7,444 on a VM whose timer sample itself costs 49 us,
+    -- bench/luaprofile_sigcost): thousands, far past one page
+    assert.is_true(samples + lost > 4000, (samples + lost) .. " samples+lost")
   end)
 
   it("a rate past the per-tick limit produces THROTTLE records", function()
