@@ -493,9 +493,11 @@ describe("perf.open on bad input", function()
   end)
 
   it("a record whose size runs past the data section: the data ends there, with a warning", function()
-    local doff = get64(good, 40)
+    -- the data section cut to 60,000 bytes if longer (the recording grows
+    -- past 64 KiB on a slow VM), so the first record's 65,535 runs past it
+    local doff, dsize = get64(good, 40), get64(good, 48)
     local p = dir .. "/past.data"
-    util.write(p, put(good, doff + 6, "\255\255"))
+    util.write(p, put(put(good, doff + 6, "\255\255"), 48, u64(math.min(dsize, 60000))))
     local f = assert(perf.open(p))
     local n = 0
     for _ in f:records() do n = n + 1 end
