@@ -109,8 +109,12 @@ static int recentre(struct addrspace *as, size_t cap)
 	return 0;
 }
 
-static size_t grown(size_t cap, size_t need)
+/* Slots for n maps, half as many more and extra at each end: cap, or
+ * cap doubled until they fit. */
+static size_t block_for(size_t cap, size_t n, size_t extra)
 {
+	size_t need = n + n / 2 + 2 * extra;
+
 	if (cap < 16)
 		cap = 16;
 	while (cap < need)
@@ -130,7 +134,7 @@ static int reserve(struct addrspace *as, size_t extra)
 {
 	if (as->base != NULL && as->front >= extra && as->cap - as->front - as->n >= extra)
 		return 0;
-	return recentre(as, grown(as->cap, as->n + as->n / 2 + 2 * extra));
+	return recentre(as, block_for(as->cap, as->n, extra));
 }
 
 /* First map whose end is above addr. */
@@ -267,7 +271,7 @@ int addrspace__copy(struct addrspace *dst, const struct addrspace *src)
 			return e;
 	}
 	dst->n = 0;
-	if (dst->cap < src->n + 4 && (e = recentre(dst, grown(dst->cap, src->n + src->n / 2 + 4))) < 0)
+	if (dst->cap < src->n + 4 && (e = recentre(dst, block_for(dst->cap, src->n, 2))) < 0)
 		return e;
 	dst->front = (dst->cap - src->n) / 2;
 	dst->maps = dst->base + dst->front;
