@@ -253,14 +253,17 @@ int perfdata__profile(struct perfdata *pd, const struct perfdata_profile_opts *o
 {
 	static const struct perfdata_profile_opts defaults;
 	struct pass p;
-	int e, reorder = 0;
+	int e, frames, reorder = 0;
 
 	memset(&p, 0, sizeof p);
 	p.pd = pd;
 	p.o = opts ? opts : &defaults;
 	p.st = st;
-	p.sym = p.o->sym;
-	if (p.o->unwind != PERFDATA_PROFILE_UNWIND_OFF && wants_unwind(pd)) {
+	/* Stacks that keep no address (reports by thread, CPU or time
+	 * alone) need no maps and no unwinding: the pass only counts. */
+	frames = stacktab__frames(st);
+	p.sym = frames ? p.o->sym : NULL;
+	if (frames && p.o->unwind != PERFDATA_PROFILE_UNWIND_OFF && wants_unwind(pd)) {
 		if (!p.sym) {
 			if (!(p.sym = symbolizer__new()))
 				return fail(err, errlen, -ENOMEM,

@@ -954,6 +954,11 @@ void stacktab__set_frames(struct stacktab *st, int keep)
 	st->no_frames = !keep;
 }
 
+int stacktab__frames(const struct stacktab *st)
+{
+	return !st->no_frames;
+}
+
 int stacktab__merge(struct stacktab *dst, const struct stacktab *src)
 {
 	uint64_t w[STACKTAB_MAX_WEIGHTS], *key = NULL;

@@ -164,6 +164,8 @@ void stacktab__set_max_depth(struct stacktab *st, unsigned depth);
  * comm, pid, tid, event or CPU alone): samples of a thread share one
  * entry.  1: addresses kept (the default, within the max depth). */
 void stacktab__set_frames(struct stacktab *st, int keep);
+/* Whether stacks added now keep addresses (1) or none (0). */
+int stacktab__frames(const struct stacktab *st);
 
 /*
  * Stacks added from now on with one address (max depth 1) keep, in its
