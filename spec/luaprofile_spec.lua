@@ -150,6 +150,34 @@ print(p:folded())
     end
   end)
 
+  it("gives a loop at the sampler's own rate its shares: the period is drawn anew around 1/freq", function()
+    -- Each round of the loop takes 1/999 s of CPU, 60% in partA: with a
+    -- fixed period the samples lock in phase with the loop and land in
+    -- one part (0/100 and 19/81 seen before the draw).
+    local out = run("phase", prelude .. [[
+local T = 1 / 999
+function partA(t) while os.clock() < t do end end
+function partB(t) while os.clock() < t do end end
+local prof = assert(perf.luaprofile{ freq = 999 })
+prof:start()
+local t = os.clock()
+local stop = t + 2
+while t < stop do
+  partA(t + 0.6 * T)
+  partB(t + T)
+  t = t + T
+end
+local p = prof:stop()
+prof:close()
+local a, total = share(p, "^%[Lua%] partA ")
+print("a=" .. a, "b=" .. share(p, "^%[Lua%] partB "), "samples=" .. total)
+]])
+    local f = fields(out)
+    assert.is_true(f.samples > 300, out)
+    assert.is_true(math.abs(f.a - 60) <= 10, out)
+    assert.is_true(math.abs(f.b - 40) <= 10, out)
+  end)
+
   it("attributes counter deltas to the stack that ran", function()
     local out = run("counters", prelude .. [[
 local function minflt()

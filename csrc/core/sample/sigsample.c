@@ -51,6 +51,8 @@ struct sigsample {
 	void (*notify)(void *arg);
 	void *arg;
 	struct handler *handler;      /* the reference it holds, or NULL */
+	uint64_t jitter_period;       /* opts.jitter: the mean period, else 0 */
+	uint64_t rng;                 /* xorshift state, the handler's alone */
 };
 
 /*
@@ -80,8 +82,23 @@ struct handler {
 
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* The next period of a jittered sampler (the handler runs on the sampled
+ * thread, one at a time: the state needs no atomics). */
+static void jitter_next(struct sigsample *s)
+{
+	uint64_t x = s->rng, p;
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	s->rng = x;
+	p = s->jitter_period / 2 + x % s->jitter_period;
+	ioctl(s->fds[0], PERF_EVENT_IOC_PERIOD, &p);
+}
+
 static void count_overflow(struct sigsample *s)
 {
+	if (s->jitter_period != 0 && atomic_load(&s->armed))
+		jitter_next(s);
 	atomic_fetch_add_explicit(&s->pending, 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(&s->signals, 1, memory_order_relaxed);
 	/* Not after stop: the owner is tearing down what notify touches. */
@@ -396,6 +413,10 @@ int sigsample__open(const struct sigsample_opts *opts, struct sigsample **out,
 	s->tid = thread_id();
 	s->notify = opts->notify;
 	s->arg = opts->arg;
+	if (opts->jitter && !opts->attr.freq && opts->attr.sample_period >= 2) {
+		s->jitter_period = opts->attr.sample_period;
+		s->rng = ((uint64_t)(unsigned)s->tid << 32 | (uint64_t)(uintptr_t)s) | 1;
+	}
 	switch (opts->signal) {
 	case SIGSAMPLE_SIGNAL_TRAP:
 		if (!kernel_queues_sigtrap()) {

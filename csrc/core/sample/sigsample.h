@@ -55,6 +55,12 @@ struct sigsample_opts {
 	struct perf_event_attr counters[SIGSAMPLE_MAX_COUNTERS];
 	unsigned nr_counters;
 	enum sigsample_signal signal;
+	/* With a fixed attr.sample_period: after each overflow the handler
+	 * draws the next period uniformly from [period/2, 3*period/2) (the
+	 * mean stays the period; one PERF_EVENT_IOC_PERIOD, ~5 us here).  A
+	 * program looping at the sampler's own period would otherwise lock
+	 * in phase with it and show one part of its loop only. */
+	int jitter;
 	/* Called from the signal handler after each overflow. */
 	void (*notify)(void *arg);
 	void *arg;
