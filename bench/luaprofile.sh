@@ -21,6 +21,9 @@ LUA_CPATH="$top/build/?.so;;" lua5.4 bench/luaprofile_parts.lua
 cc -O2 -Icsrc/core -o build/luaprofile_sigcost bench/luaprofile_sigcost.c \
     build/obj/core/sample/sigsample.o build/obj/core/base/perf_sys.o -lpthread &&
     build/luaprofile_sigcost 999 5 && build/luaprofile_sigcost 5000 5
+# a loop at the sampler's own rate: drawn intervals against a fixed period
+LUA_CPATH="$top/build/?.so;;" lua5.4 bench/luaprofile_phase.lua "$ROUNDS"
+LUA_CPATH="$top/build/luajit/?.so;;" luajit bench/luaprofile_phase.lua "$ROUNDS"
 # frames, wait and alloc (issue 17), and the kernel's part of a wait
 LUA_CPATH="$top/build/?.so;;" lua5.4 bench/luaprofile_frames.lua "$ROUNDS"
 LUA_CPATH="$top/build/luajit/?.so;;" luajit bench/luaprofile_frames.lua "$ROUNDS"
