@@ -724,6 +724,27 @@ describe("symbolizer", function()
     for _, m in ipairs(more) do child[m.start] = m.path end
     check(sym, 2001, child, base, base + (2 * n + 50) * page)
     check(sym, 2000, owner, base, base + (2 * n + 50) * page)
+    -- forks share the maps until one side writes: the parent's new maps
+    -- leave a child and a grandchild that never wrote alone, and theirs
+    -- leave the parent's
+    sym:feed{ type = "FORK", pid = 2002, ppid = 2000, tid = 2002, ptid = 2000 }
+    sym:feed{ type = "FORK", pid = 2003, ppid = 2002, tid = 2003, ptid = 2002 }
+    local pmore = {}
+    for i = 1, 40 do
+      pmore[#pmore + 1] = { start = base + (2 * i) * 2 * page, len = 3 * page, path = "parent" .. i }
+    end
+    feed_all(sym, 2000, pmore)
+    local parent = model(list)
+    for _, m in ipairs(pmore) do
+      for a = m.start, m.start + m.len - 1, page do parent[a] = m.path end
+    end
+    check(sym, 2000, parent, base, base + (2 * n + 50) * page)
+    check(sym, 2002, owner, base, base + (2 * n + 50) * page)
+    check(sym, 2003, owner, base, base + (2 * n + 50) * page)
+    feed_all(sym, 2003, more)
+    check(sym, 2003, child, base, base + (2 * n + 50) * page)
+    check(sym, 2002, owner, base, base + (2 * n + 50) * page)
+    check(sym, 2001, child, base, base + (2 * n + 50) * page)
   end)
 
   it("demangles C++ names as perf prints them (c++filt -p) and Rust names as c++filt, without hashes", function()

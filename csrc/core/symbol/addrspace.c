@@ -9,13 +9,24 @@ void addrspaces__init(struct addrspaces *a)
 	memset(a, 0, sizeof(*a));
 }
 
+/* Lets go of as's block (freed with its last space); as holds none. */
+static void block_drop(struct addrspace *as)
+{
+	if (as->blk != NULL && --as->blk->refs == 0)
+		free(as->blk);
+	as->blk = NULL;
+	as->base = as->maps = NULL;
+	as->n = as->cap = as->front = 0;
+	as->inherited = 0;
+}
+
 static void addrspace__delete(struct addrspace *as)
 {
 	if (as->perfmap != NULL) {
 		perfmap__exit(as->perfmap);
 		free(as->perfmap);
 	}
-	free(as->base);
+	block_drop(as);
 	free(as->old);
 	free(as);
 }
@@ -86,27 +97,49 @@ struct addrspace *addrspaces__get(struct addrspaces *a, uint32_t pid, int create
 	return as;
 }
 
-/* The n maps centred in a block of cap slots (this one, or a new one). */
+/* The n maps centred in a block of cap slots: this one when as alone
+ * holds it and it has cap slots, else a new one. */
 static int recentre(struct addrspace *as, size_t cap)
 {
-	struct map *b = as->base;
 	size_t front = (cap - as->n) / 2;
 
-	if (b == NULL || cap != as->cap) {
-		b = malloc(cap * sizeof(*b));
+	if (as->blk == NULL || as->blk->refs > 1 || cap != as->cap) {
+		struct mapblock *b = malloc(sizeof(*b) + cap * sizeof(b->slot[0]));
+		size_t n = as->n;
 		if (b == NULL)
 			return -ENOMEM;
-		if (as->n > 0)
-			memcpy(b + front, as->maps, as->n * sizeof(*b));
-		free(as->base);
+		b->refs = 1;
+		if (n > 0)
+			memcpy(b->slot + front, as->maps, n * sizeof(b->slot[0]));
+		if (as->inherited)
+			for (size_t k = 0; k < n; k++)
+				b->slot[front + k].born = as->inherited_born;
+		block_drop(as);
+		as->blk = b;
+		as->base = b->slot;
+		as->n = n;
 	} else if (as->n > 0) {
-		memmove(b + front, as->maps, as->n * sizeof(*b));
+		memmove(as->base + front, as->maps, as->n * sizeof(*as->maps));
 	}
-	as->base = b;
 	as->cap = cap;
 	as->front = front;
-	as->maps = b + front;
+	as->maps = as->base + front;
 	return 0;
+}
+
+/* Makes as's block its own (a copy when shared) before it writes. */
+static int own(struct addrspace *as)
+{
+	if (as->blk == NULL || (as->blk->refs == 1 && !as->inherited))
+		return 0;
+	if (as->blk->refs == 1) {
+		/* the others let go: the block is ours, its born marks not */
+		for (size_t k = 0; k < as->n; k++)
+			as->maps[k].born = as->inherited_born;
+		as->inherited = 0;
+		return 0;
+	}
+	return recentre(as, as->cap);
 }
 
 /* Slots for n maps, half as many more and extra at each end: cap, or
@@ -132,6 +165,10 @@ static size_t block_for(size_t cap, size_t n, size_t extra)
  */
 static int reserve(struct addrspace *as, size_t extra)
 {
+	int e;
+
+	if ((e = own(as)) < 0)
+		return e;
 	if (as->base != NULL && as->front >= extra && as->cap - as->front - as->n >= extra)
 		return 0;
 	return recentre(as, block_for(as->cap, as->n, extra));
@@ -186,6 +223,8 @@ static int retire(struct addrspace *as, size_t i, size_t j, const struct map *m)
 	}
 	for (k = i; k < j; k++) {
 		as->old[as->nold].m = as->maps[k];
+		if (as->inherited)
+			as->old[as->nold].m.born = as->inherited_born;
 		as->old[as->nold++].died = as->gen + 1;
 	}
 	as->gen++;
@@ -249,7 +288,10 @@ int addrspace__insert(struct addrspace *as, const struct map *m)
 
 void addrspace__clear(struct addrspace *as)
 {
+	if (as->blk != NULL && as->blk->refs > 1)
+		block_drop(as);
 	as->n = 0;
+	as->inherited = 0;
 	if (as->perfmap != NULL) {
 		perfmap__exit(as->perfmap);
 		free(as->perfmap);
@@ -259,8 +301,10 @@ void addrspace__clear(struct addrspace *as)
 
 int addrspace__copy(struct addrspace *dst, const struct addrspace *src)
 {
-	size_t k;
 	int e;
+
+	if (dst == src)
+		return 0;
 
 	/* a pid reused: its old maps stay for the generations before */
 	if (dst->n > 0) {
@@ -270,16 +314,18 @@ int addrspace__copy(struct addrspace *dst, const struct addrspace *src)
 		if ((e = retire(dst, 0, dst->n, &none)) < 0)
 			return e;
 	}
-	dst->n = 0;
-	if (dst->cap < src->n + 4 && (e = recentre(dst, block_for(dst->cap, src->n, 2))) < 0)
-		return e;
-	dst->front = (dst->cap - src->n) / 2;
-	dst->maps = dst->base + dst->front;
-	if (src->n > 0)
-		memcpy(dst->maps, src->maps, src->n * sizeof(*src->maps));
+	block_drop(dst);
+	if (src->blk == NULL)
+		return 0;
+	dst->blk = src->blk;
+	dst->blk->refs++;
+	dst->base = src->base;
+	dst->cap = src->cap;
+	dst->front = src->front;
+	dst->maps = src->maps;
 	dst->n = src->n;
-	for (k = 0; k < dst->n; k++)
-		dst->maps[k].born = dst->gen;
+	dst->inherited = 1;
+	dst->inherited_born = dst->gen;
 	return 0;
 }
 
@@ -297,7 +343,7 @@ struct map *addrspace__find_at(struct addrspace *as, uint64_t addr, uint32_t gen
 	struct map *m = addrspace__find(as, addr);
 	size_t k;
 
-	if (m != NULL && m->born <= gen)
+	if (m != NULL && (as->inherited ? as->inherited_born : m->born) <= gen)
 		return m;
 	for (k = as->nold; k > 0; k--) {
 		struct old_map *o = &as->old[k - 1];

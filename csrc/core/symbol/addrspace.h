@@ -3,6 +3,11 @@
  * per pid, following mmap (a new mapping replaces what it overlaps), fork
  * (the child gets a copy) and exec (the old image goes).  Internal.
  *
+ * A fork's copy is shared until one side changes its maps: then that side
+ * copies first (a shell's children that map nothing never copy).  Binding
+ * a map to its object writes through to every space sharing it, as perf's
+ * cloned maps share their dso.
+ *
  * A space has generations: one begins when a mapping replaces addresses
  * another object (or the same at another offset) held, and the replaced
  * mappings are kept with the generations they were valid in, so that an
@@ -37,12 +42,23 @@ struct old_map {
 	uint32_t died;
 };
 
+/* A block of map slots, shared by the spaces of a fork until one writes. */
+struct mapblock {
+	size_t refs;
+	struct map slot[];
+};
+
 struct addrspace {
 	uint32_t pid;
 	int exited;
 	struct map *maps;             /* base + front: n maps, sorted by start */
-	struct map *base;             /* cap slots, room kept at both ends */
+	struct map *base;             /* blk's cap slots, room kept at both ends */
+	struct mapblock *blk;
 	size_t n, cap, front;
+	/* Shared from a fork, not written since: every map is born at
+	 * inherited_born here, whatever the block says (the parent's). */
+	int inherited;
+	uint32_t inherited_born;
 	struct perfmap *perfmap;      /* JIT names, read on demand */
 	uint32_t gen;                 /* the current generation */
 	struct old_map *old;          /* replaced mappings, oldest first */
@@ -63,7 +79,7 @@ struct addrspace *addrspaces__get(struct addrspaces *a, uint32_t pid, int create
 /* Adds m, cutting whatever it overlaps.  0 or -ENOMEM. */
 int addrspace__insert(struct addrspace *as, const struct map *m);
 void addrspace__clear(struct addrspace *as);
-/* Replaces dst's maps with a copy of src's. */
+/* Replaces dst's maps with a copy of src's (shared until either writes). */
 int addrspace__copy(struct addrspace *dst, const struct addrspace *src);
 struct map *addrspace__find(struct addrspace *as, uint64_t addr);
 /* The mapping that held addr in generation gen (UINT32_MAX: now), or NULL. */
