@@ -278,24 +278,26 @@ static int lp_new(lua_State *L)
 		o->attr.freq = freq > 0;
 		o->attr.sample_period = freq > 0 ? (uint64_t)freq : (uint64_t)period;
 	}
-	if (o->attr.type == PERF_TYPE_SOFTWARE && o->attr.freq &&
+	if (o->attr.type == PERF_TYPE_SOFTWARE && o->attr.freq && o->attr.sample_freq > 0 &&
 	    (o->attr.config == PERF_COUNT_SW_CPU_CLOCK ||
 	     o->attr.config == PERF_COUNT_SW_TASK_CLOCK)) {
+		/* (freq= or the event's own freq: sample_freq either way) */
+		uint64_t hz = o->attr.sample_freq;
 		/* A clock's frequency is a period of 1/freq s (the kernel makes
 		 * it one too), drawn again around it after each sample: a game
 		 * loop at the sampler's rate (1 kHz against 999 Hz) locked in
 		 * phase with a fixed one and put its samples in one part of the
 		 * frame.  The rate limit the kernel checks in frequency mode is
 		 * checked here. */
-		if ((long long)freq > perf_sys__sysctl("perf_event_max_sample_rate", 1LL << 40)) {
-			snprintf(err, sizeof err, "freq %lld is above kernel.perf_event_max_sample_rate "
-				 "(%lld): lower freq= or raise the sysctl", (long long)freq,
+		if ((long long)hz > perf_sys__sysctl("perf_event_max_sample_rate", 1LL << 40)) {
+			snprintf(err, sizeof err, "freq %llu is above kernel.perf_event_max_sample_rate "
+				 "(%lld): lower freq= or raise the sysctl", (unsigned long long)hz,
 				 perf_sys__sysctl("perf_event_max_sample_rate", 0));
 			free(o);
 			return lperf_fail(L, err, EINVAL);
 		}
 		o->attr.freq = 0;
-		o->attr.sample_period = 1000000000ULL / (uint64_t)freq;
+		o->attr.sample_period = 1000000000ULL / hz;
 		if (o->attr.sample_period == 0)
 			o->attr.sample_period = 1;
 		o->jitter = 1;
