@@ -11,15 +11,14 @@ local T = 1 / 999
 function partA(t) while os.clock() < t do end end
 function partB(t) while os.clock() < t do end end
 
+-- The share (0..100) of samples with a frame named like pat, and the total.
 local function share(p, pat)
   local n, total = 0, 0
-  for frames, count in p:stacks() do
-    total = total + count
-    for _, f in ipairs(frames) do
-      if f.name:find(pat) then n = n + count break end
-    end
+  for _, r in ipairs(p:report{ by = "sym", children = true }) do
+    if r.sym:find(pat) then n = n + r.pct end
   end
-  return total > 0 and 100 * n / total or 0, total
+  for _, count in p:stacks() do total = total + count end
+  return n, total
 end
 
 local function phase(opts)
