@@ -5,6 +5,7 @@
 -- 2. What the draw costs: a CPU-bound loop unprofiled, at the fixed period
 --    and at freq = 999, alternated, medians of ROUNDS (CPU seconds).
 local perf = require "perf"
+local B = dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "luaprofile_work.lua")
 local rounds = tonumber(arg[1]) or 9
 local T = 1 / 999
 
@@ -52,10 +53,6 @@ local function cost(opts)
   return t, n
 end
 
-local function median(t)
-  table.sort(t)
-  return t[math.floor((#t + 1) / 2)]
-end
 
 print(("# %s: partA's share (the loop gives it 60%%), one line a round"):format(_VERSION))
 for r = 1, 3 do
@@ -75,7 +72,7 @@ for _ = 1, rounds do
   drawn[#drawn + 1] = t
   nd = nd + n
 end
-local m0, m1, m2 = median(none), median(fixed), median(drawn)
+local m0, m1, m2 = B.median(none), B.median(fixed), B.median(drawn)
 print(("cost, medians of %d: unprofiled %.4f s; period = 1001001 %.4f s (%+.1f%%, %.0f samples); " ..
   "freq = 999 %.4f s (%+.1f%%, %.0f samples)")
   :format(rounds, m0, m1, 100 * (m1 / m0 - 1), nf / rounds, m2, 100 * (m2 / m0 - 1), nd / rounds))
