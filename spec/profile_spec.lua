@@ -134,7 +134,9 @@ describe("perf.profile", function()
     local samples, period = p:total()
     assert.equal(num(st.samples), num(samples))
     assert.equal(num(samples) * 50000, num(period))
-    assert.is_true(num(samples) > 5000, "samples " .. num(samples))
+    -- (0.5 s at 50 us gives 10,000 on a fast machine; 4,836 under ASan on a
+    -- VM whose timer costs 49 us a sample)
+    assert.is_true(num(samples) > 2000, "samples " .. num(samples))
     -- thousands of samples, a handful of unique stacks, no garbage per sample
     assert.is_true(p:count() < num(samples) / 10, p:count() .. " stacks")
     assert.is_true(kb < 64, kb .. " KB of Lua memory for " .. num(samples) .. " samples")

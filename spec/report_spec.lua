@@ -216,6 +216,16 @@ describe("luaperf report", function()
                         rows["fake_chain|[unknown]|[.] 0000000000000000"], theirs)
         end
       end)
+    -- the same with an entry in the kernel's half of the address space
+    -- (0xdfdfdfdf00000000, seen in a bash sample of the mixed workload)
+    local high = dir .. "/fake_high.data"
+    out, ok = util.perf("record -q -g -F 999 -o " .. high .. " " .. util.root ..
+      "/build/progs/fake_chain 2000 high 2>&1 >/dev/null")
+    assert(ok, out)
+    both_engines(high, { "--children --sort comm,dso,sym" }, function(rows, _, theirs)
+      assert.truthy(rows["fake_chain|[unknown]|[k] 0xdfdfdfdf00000000"] or
+                    rows["fake_chain|[unknown]|[.] 0xdfdfdfdf00000000"], theirs)
+    end)
   end)
 
   it("counts the own ip of a sample whose chain perf discards, as perf report, both engines", function()

@@ -11,6 +11,10 @@
  *                    context marker perf knows (a corrupt chain of a real
  *                    system-wide capture had it): perf discards the chain,
  *                    perf report still counts the sample's own ip
+ *   fake_chain N high the middle entry is 0xdfdfdfdf00000000: a user entry
+ *                    no map holds, in the kernel's half of the address
+ *                    space, which perf looks up as a kernel one (a bash
+ *                    sample of a mixed workload had it)
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -45,6 +49,8 @@ int main(int argc, char **argv)
 	middle.ret = (char *)mapped_caller + 1;
 	if (argc > 2 && argv[2][0] == 'b')
 		middle.ret = (void *)(~(unsigned long)0 - 0x7e);
+	if (argc > 2 && argv[2][0] == 'h')
+		middle.ret = (void *)0xdfdfdfdf00000000UL;
 	for (i = 0; i < n; i++) {
 		long ret;
 		/* rbp points at the chain for the system call only */
