@@ -97,6 +97,15 @@ struct addrspace *addrspaces__get(struct addrspaces *a, uint32_t pid, int create
 	return as;
 }
 
+/* A space that shared its parent's block writes its own born marks into
+ * the block it now holds alone. */
+static void settle_born(struct addrspace *as)
+{
+	for (size_t k = 0; k < as->n; k++)
+		as->maps[k].born = as->inherited_born;
+	as->inherited = 0;
+}
+
 /* The n maps centred in a block of cap slots: this one when as alone
  * holds it and it has cap slots, else a new one. */
 static int recentre(struct addrspace *as, size_t cap)
@@ -106,24 +115,25 @@ static int recentre(struct addrspace *as, size_t cap)
 	if (as->blk == NULL || as->blk->refs > 1 || cap != as->cap) {
 		struct mapblock *b = malloc(sizeof(*b) + cap * sizeof(b->slot[0]));
 		size_t n = as->n;
+		int inherited = as->inherited;
 		if (b == NULL)
 			return -ENOMEM;
 		b->refs = 1;
 		if (n > 0)
 			memcpy(b->slot + front, as->maps, n * sizeof(b->slot[0]));
-		if (as->inherited)
-			for (size_t k = 0; k < n; k++)
-				b->slot[front + k].born = as->inherited_born;
 		block_drop(as);
 		as->blk = b;
 		as->base = b->slot;
 		as->n = n;
+		as->inherited = inherited;
 	} else if (as->n > 0) {
-		memmove(as->base + front, as->maps, as->n * sizeof(*as->maps));
+		memmove(as->blk->slot + front, as->maps, as->n * sizeof(*as->maps));
 	}
 	as->cap = cap;
 	as->front = front;
 	as->maps = as->base + front;
+	if (as->inherited)
+		settle_born(as);
 	return 0;
 }
 
@@ -134,9 +144,7 @@ static int own(struct addrspace *as)
 		return 0;
 	if (as->blk->refs == 1) {
 		/* the others let go: the block is ours, its born marks not */
-		for (size_t k = 0; k < as->n; k++)
-			as->maps[k].born = as->inherited_born;
-		as->inherited = 0;
+		settle_born(as);
 		return 0;
 	}
 	return recentre(as, as->cap);
