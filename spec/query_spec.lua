@@ -134,6 +134,12 @@ describe("f:report", function()
     for key, to in pairs(renamed) do
       theirs[to], theirs[key] = (theirs[to] or 0) + theirs[key], nil
     end
+    -- ":0" (no file, line 0) is perf's pipe losing an answer when the
+    -- machine is loaded (seen under make test: make_child+388 of bash,
+    -- which has no line table): no answer, as "??:0" is
+    if theirs[":0"] then
+      theirs["??:0"], theirs[":0"] = (theirs["??:0"] or 0) + theirs[":0"], nil
+    end
     -- rows of 0.5% and more match one by one, the rest within 0.5% in all
     local n, kernel, lines, off, diffs = 0, 0, 0, 0, {}
     for key, pct in pairs(theirs) do
