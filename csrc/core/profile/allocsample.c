@@ -20,7 +20,8 @@ static double uniform(struct allocsample *a)
 static void draw(struct allocsample *a)
 {
 	double d = -log(uniform(a)) * (double)a->rate;
-	a->left = d >= 9.0e18 ? INT64_MAX : (int64_t)d;
+	a->left = d >= 4.0e18 ? INT64_MAX / 2 : (int64_t)d;
+	a->interval = a->left;
 }
 
 int allocsample__init(struct allocsample *a, uint64_t rate, uint64_t seed)
@@ -41,16 +42,29 @@ void allocsample__fini(struct allocsample *a)
 	a->nlive = a->live_cap = 0;
 }
 
+static void track(struct allocsample *a, uintptr_t ptr)
+{
+	a->tracked[allocsample__bucket(ptr)]++;
+}
+
+static void untrack(struct allocsample *a, uintptr_t ptr)
+{
+	a->tracked[allocsample__bucket(ptr)]--;
+}
+
 void allocsample__take(struct allocsample *a, uintptr_t ptr, uint64_t size)
 {
 	double r = (double)a->rate, s = (double)size;
 	uint64_t w = (uint64_t)(s / -expm1(-s / r) + 0.5);
 	a->samples++;
+	a->done += (uint64_t)(a->interval - a->left);
 	if (a->npending < ALLOCSAMPLE_PENDING) {
 		struct allocsample_pending *p = &a->pending[a->npending++];
 		p->ptr = ptr;
 		p->size = size;
 		p->weight = w;
+		if (ptr != 0)
+			track(a, ptr);
 	} else {
 		a->overflow += w;
 	}
@@ -77,6 +91,7 @@ static struct allocsample_live *live_find(struct allocsample *a, uintptr_t ptr)
 static void live_remove(struct allocsample *a, struct allocsample_live *e)
 {
 	size_t mask = a->live_cap - 1, i = (size_t)(e - a->live), j = i, k;
+	untrack(a, e->ptr);
 	a->live[i].ptr = 0;
 	a->nlive--;
 	for (;;) {
@@ -93,14 +108,19 @@ static void live_remove(struct allocsample *a, struct allocsample_live *e)
 	}
 }
 
-static int live_put(struct allocsample *a, uintptr_t ptr, uint64_t weight, size_t tag)
+/* counted: a new entry's block becomes tracked (not when the table is
+ * rebuilt, where every entry already is) */
+static int live_put(struct allocsample *a, uintptr_t ptr, uint64_t weight, size_t tag, int counted)
 {
 	size_t j;
 	for (j = slot_of(a, ptr); a->live[j].ptr != 0 && a->live[j].ptr != ptr;
 	     j = (j + 1) & (a->live_cap - 1))
 		;
-	if (a->live[j].ptr == 0)
+	if (a->live[j].ptr == 0) {
 		a->nlive++;
+		if (counted)
+			track(a, ptr);
+	}
 	a->live[j].ptr = ptr;
 	a->live[j].weight = weight;
 	a->live[j].tag = tag;
@@ -112,15 +132,19 @@ void allocsample__moved(struct allocsample *a, uintptr_t from, uintptr_t to)
 	struct allocsample_live *e;
 	unsigned i;
 	for (i = 0; i < a->npending; i++)
-		if (a->pending[i].ptr == from)
+		if (a->pending[i].ptr == from && from != 0) {
+			untrack(a, from);
 			a->pending[i].ptr = to;
+			if (to != 0)
+				track(a, to);
+		}
 	e = live_find(a, from);
 	if (e != NULL) {
 		uint64_t w = e->weight;
 		size_t tag = e->tag;
 		live_remove(a, e);
 		if (to != 0)
-			live_put(a, to, w, tag);  /* a slot was just freed: no growth */
+			live_put(a, to, w, tag, 1);  /* a slot was just freed: no growth */
 	}
 }
 
@@ -139,10 +163,19 @@ int allocsample__live_add(struct allocsample *a, uintptr_t ptr, uint64_t weight,
 		a->nlive = 0;
 		for (j = 0; j < oldcap; j++)
 			if (old[j].ptr != 0)
-				live_put(a, old[j].ptr, old[j].weight, old[j].tag);
+				live_put(a, old[j].ptr, old[j].weight, old[j].tag, 0);
 		free(old);
 	}
-	return live_put(a, ptr, weight, tag);
+	return live_put(a, ptr, weight, tag, 1);
+}
+
+void allocsample__pending_clear(struct allocsample *a)
+{
+	unsigned i;
+	for (i = 0; i < a->npending; i++)
+		if (a->pending[i].ptr != 0)
+			untrack(a, a->pending[i].ptr);
+	a->npending = 0;
 }
 
 void allocsample__reset(struct allocsample *a)
@@ -151,7 +184,31 @@ void allocsample__reset(struct allocsample *a)
 		memset(a->live, 0, a->live_cap * sizeof *a->live);
 	a->nlive = 0;
 	a->npending = 0;
+	memset(a->tracked, 0, sizeof a->tracked);
 	a->overflow = 0;
-	a->bytes = 0;
+	a->done = 0;
+	a->interval = a->paused ? a->paused_left : a->left;
 	a->samples = 0;
+}
+
+uint64_t allocsample__bytes(const struct allocsample *a)
+{
+	return a->done + (uint64_t)(a->interval - (a->paused ? a->paused_left : a->left));
+}
+
+void allocsample__pause(struct allocsample *a)
+{
+	if (a->paused)
+		return;
+	a->paused = 1;
+	a->paused_left = a->left;
+	a->left = INT64_MAX;
+}
+
+void allocsample__resume(struct allocsample *a)
+{
+	if (!a->paused)
+		return;
+	a->paused = 0;
+	a->left = a->paused_left;
 }

@@ -10,8 +10,11 @@
  * The owner counts every allocation (allocsample__count, inline: two
  * arithmetic operations), takes the sampled ones (their weights wait in a
  * short pending list until the owner knows their stack), and reports
- * every block that moves or is freed while samples are tracked, so the
- * sampled blocks still allocated ("live") are known at any time.
+ * every block that moves or is freed when it may be a sampled one, so the
+ * sampled blocks still allocated ("live") are known at any time.  Whether
+ * it may be is one load (allocsample__may_track): a count of the tracked
+ * blocks per hash bucket of their address, so a free of anything else
+ * (nearly all of them) looks nothing up.
  * Implemented in allocsample.c.  Plain C, no Lua, no signal context.
  */
 #ifndef LUAPERF_ALLOCSAMPLE_H
@@ -21,6 +24,7 @@
 #include <stdint.h>
 
 #define ALLOCSAMPLE_PENDING 32
+#define ALLOCSAMPLE_BUCKET_BITS 11
 
 struct allocsample_pending {
 	uintptr_t ptr;                /* 0: freed before its stack was known */
@@ -36,14 +40,22 @@ struct allocsample_live {
 struct allocsample {
 	uint64_t rate;
 	int64_t left;                 /* bytes until the next sample */
+	/* Every byte counted is done + (interval - left): the intervals drawn
+	 * before the current one, and what the current one consumed, so that
+	 * counting is one subtraction. */
+	int64_t interval;             /* the current interval as drawn */
+	uint64_t done;
+	int64_t paused_left;          /* while paused: left */
+	int paused;
 	uint64_t rng;
-	uint64_t bytes;               /* every byte counted (exact) */
 	uint64_t samples;
 	struct allocsample_pending pending[ALLOCSAMPLE_PENDING];
 	unsigned npending;
 	uint64_t overflow;            /* weight of samples the pending list had no room for */
 	struct allocsample_live *live;   /* open addressing by ptr */
 	size_t nlive, live_cap;
+	/* the tracked blocks (pending or live) per bucket of their address */
+	uint32_t tracked[1u << ALLOCSAMPLE_BUCKET_BITS];
 };
 
 /* rate: mean bytes between samples (> 0); seed: any value.  0 or -EINVAL. */
@@ -54,20 +66,33 @@ void allocsample__fini(struct allocsample *a);
  * (then call allocsample__take). */
 static inline int allocsample__count(struct allocsample *a, uint64_t n)
 {
-	a->bytes += n;
 	a->left -= (int64_t)n;
 	return a->left < 0;
 }
+
+/* Every byte counted since init or reset (exact). */
+uint64_t allocsample__bytes(const struct allocsample *a);
+
+/* While paused (the owner's own allocations), counting counts nothing and
+ * samples nothing; frees and moves are still reported. */
+void allocsample__pause(struct allocsample *a);
+void allocsample__resume(struct allocsample *a);
 
 /* Samples the allocation of size bytes at ptr (pending until taken by the
  * owner) and draws the next interval. */
 void allocsample__take(struct allocsample *a, uintptr_t ptr, uint64_t size);
 
-/* Whether any sampled block is tracked (pending or live): only then do
- * frees and moves need reporting. */
-static inline int allocsample__tracking(const struct allocsample *a)
+static inline size_t allocsample__bucket(uintptr_t ptr)
 {
-	return a->npending + a->nlive > 0;
+	return (size_t)(((uint64_t)ptr >> 4) * UINT64_C(0x9e3779b97f4a7c15) >>
+			(64 - ALLOCSAMPLE_BUCKET_BITS));
+}
+
+/* Whether the block at ptr may be a tracked one (pending or live): only
+ * then does its free or move need reporting. */
+static inline int allocsample__may_track(const struct allocsample *a, uintptr_t ptr)
+{
+	return a->tracked[allocsample__bucket(ptr)] != 0;
 }
 
 /* The block at from moved to to (a realloc), or was freed (to == 0). */
@@ -75,6 +100,9 @@ void allocsample__moved(struct allocsample *a, uintptr_t from, uintptr_t to);
 
 /* Tracks a sampled block as live with the owner's tag.  0 or -ENOMEM. */
 int allocsample__live_add(struct allocsample *a, uintptr_t ptr, uint64_t weight, size_t tag);
+/* Empties the pending list (the owner took its samples, live_add'ing the
+ * blocks it tracks on). */
+void allocsample__pending_clear(struct allocsample *a);
 /* Forgets every live block and pending sample; counts start again. */
 void allocsample__reset(struct allocsample *a);
 

@@ -95,7 +95,7 @@ void lp_hook(lua_State *L, lua_Debug *ar)
 		uint64_t t0 = lp_now_ns();
 		/* At a call event the sample was taken in the caller. */
 		p->vmframe[0] = '\0';
-		p->in_sp = 1;
+		lp_sp_enter(p);
 		if (lp_read_lua_stack(p, L, ar->event == LUA_HOOKCALL)) {
 			/* No Lua frame below the one being called: the host ran. */
 			p->in_lua = p->nlua > 0;
@@ -104,7 +104,7 @@ void lp_hook(lua_State *L, lua_Debug *ar)
 			lp_take_samples(p);
 			p->safepoint_ns += lp_now_ns() - t0;
 		}
-		p->in_sp = 0;
+		lp_sp_leave(p);
 	}
 	lua_pop(L, 1);
 	if (hook != NULL && hook_wants(mask, ar->event))
@@ -178,28 +178,99 @@ void lp_notify(void *arg)
  * N bytes on average is sampled, and a safe point is asked for as a
  * sample's signal does (the hook armed or LuaJIT's trigger: both are safe
  * anywhere, they only set flags), where the sample gets its stack.  Frees
- * and moves are reported while sampled blocks are tracked.  No Lua API
+ * and moves of blocks that may be sampled ones are reported.  No Lua API
  * call here: the collector or a table resize may be half done.
+ *
+ * libc: the state had lauxlib's allocator (luaL_newstate's: free for a
+ * size of 0, else realloc, in every Lua 5.x), which is then called as
+ * itself, not through its pointer: a call less per allocation, on a path
+ * Lua takes tens of millions of times a second.
  */
-static void *lp_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
+static inline void *forward(const struct lp_allocf *sh, void *ptr, size_t osize, size_t nsize,
+			    int libc)
 {
-	struct lp_allocf *sh = ud;
-	struct lprof *p = sh->p;
-	void *r = sh->f(sh->ud, ptr, osize, nsize);
-	uint64_t grow;
-	if (p == NULL)
-		return r;
-	if (ptr != NULL && allocsample__tracking(p->as) && (nsize == 0 || (r != NULL && r != ptr)))
-		allocsample__moved(p->as, (uintptr_t)ptr, nsize == 0 ? 0 : (uintptr_t)r);
-	if (r == NULL || nsize == 0 || p->in_sp)
-		return r;
-	/* osize of a new block is a type tag in 5.4, not a size */
-	grow = ptr == NULL ? nsize : (nsize > osize ? nsize - osize : 0);
-	if (grow > 0 && allocsample__count(p->as, grow)) {
-		allocsample__take(p->as, (uintptr_t)r, grow);
-		lp_notify(p);
+	if (!libc)
+		return sh->f(sh->ud, ptr, osize, nsize);
+	if (nsize == 0) {
+		free(ptr);
+		return NULL;
+	}
+	return realloc(ptr, nsize);
+}
+
+/* A call that frees or moves a sampled block, or is to be sampled. */
+static __attribute__((noinline)) void *
+shim_slow(struct lp_allocf *sh, void *ptr, size_t osize, size_t nsize, uint64_t grow,
+	  int tracked, int sample, int libc)
+{
+	uintptr_t from = (uintptr_t)ptr;   /* an address, no longer a block once freed */
+	void *r = forward(sh, ptr, osize, nsize, libc);
+
+	if (tracked && (nsize == 0 || (r != NULL && (uintptr_t)r != from)))
+		allocsample__moved(sh->as, from, nsize == 0 ? 0 : (uintptr_t)r);
+	if (sample && r != NULL && sh->p != NULL) {
+		allocsample__take(sh->as, (uintptr_t)r, grow);
+		lp_notify(sh->p);
 	}
 	return r;
+}
+
+/* Every other call (nearly all) ends in a tail call of the allocator, so
+ * it costs a few instructions and no stack frame.  Bytes are counted
+ * before the call: an allocation that fails counts too. */
+static inline void *shim(void *ud, void *ptr, size_t osize, size_t nsize, int libc)
+{
+	struct lp_allocf *sh = ud;
+	int tracked, sample;
+	uint64_t grow;
+
+	if (sh->p == NULL)
+		return forward(sh, ptr, osize, nsize, libc);
+	tracked = ptr != NULL && allocsample__may_track(sh->as, (uintptr_t)ptr);
+	/* osize of a new block is a type tag in 5.4, not a size */
+	grow = nsize == 0 ? 0 : ptr == NULL ? nsize : nsize > osize ? nsize - osize : 0;
+	sample = grow > 0 && allocsample__count(sh->as, grow);
+	if (!tracked && !sample)
+		return forward(sh, ptr, osize, nsize, libc);
+	return shim_slow(sh, ptr, osize, nsize, grow, tracked, sample, libc);
+}
+
+static void *lp_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
+{
+	return shim(ud, ptr, osize, nsize, 0);
+}
+
+#if !LP_LUAJIT
+static void *lp_alloc_libc(void *ud, void *ptr, size_t osize, size_t nsize)
+{
+	return shim(ud, ptr, osize, nsize, 1);
+}
+
+/* Whether f is lauxlib's allocator: the one a new state of luaL_newstate
+ * gets.  (LuaJIT's is its own allocator, never libc's.) */
+static int is_lauxlib_alloc(lua_Alloc f)
+{
+	void *ud;
+	lua_State *t = luaL_newstate();
+	int same;
+	if (t == NULL)
+		return 0;
+	same = lua_getallocf(t, &ud) == f;
+	lua_close(t);
+	return same;
+}
+#endif
+
+void lp_sp_enter(struct lprof *p)
+{
+	if (p->as != NULL)
+		allocsample__pause(p->as);
+}
+
+void lp_sp_leave(struct lprof *p)
+{
+	if (p->as != NULL)
+		allocsample__resume(p->as);
 }
 
 /* Puts our allocator in L's state (alloc = N).  0 or -ENOMEM. */
@@ -210,9 +281,15 @@ int lp_alloc_install(lua_State *L, struct lprof *p)
 		return -ENOMEM;
 	sh->f = lua_getallocf(L, &sh->ud);
 	sh->p = p;
+	sh->as = p->as;
+	sh->own = lp_alloc;
+#if !LP_LUAJIT
+	if (is_lauxlib_alloc(sh->f))
+		sh->own = lp_alloc_libc;
+#endif
 	allocsample__reset(p->as);
 	p->shim = sh;
-	lua_setallocf(L, lp_alloc, sh);
+	lua_setallocf(L, sh->own, sh);
 	return 0;
 }
 
@@ -225,7 +302,7 @@ void lp_alloc_restore(lua_State *L, struct lprof *p)
 	if (p->shim == NULL)
 		return;
 	f = lua_getallocf(L, &ud);
-	if (f == lp_alloc && ud == p->shim) {
+	if (f == p->shim->own && ud == p->shim) {
 		lua_setallocf(L, p->shim->f, p->shim->ud);
 		free(p->shim);
 	} else {
@@ -257,7 +334,7 @@ void lp_lj_callback(void *data, lua_State *L, int samples, int vmstate)
 	}
 	snprintf(p->vmframe, sizeof p->vmframe, "%s", p->vmstate_frames ? vm : "");
 	p->vmstate = vmstate;
-	p->in_sp = 1;
+	lp_sp_enter(p);
 	if (lp_read_lua_stack(p, L, 0)) {
 		p->in_lua = 1;
 		if (p->native)
@@ -265,7 +342,7 @@ void lp_lj_callback(void *data, lua_State *L, int samples, int vmstate)
 		lp_take_samples(p);
 		p->safepoint_ns += lp_now_ns() - t0;
 	}
-	p->in_sp = 0;
+	lp_sp_leave(p);
 	lua_pop(L, 1);
 	atomic_store(&p->lj_since_cb, 0);
 	atomic_store_explicit(&p->lj_cb_end, lp_now_ns(), memory_order_relaxed);

@@ -81,14 +81,14 @@ int lp_frame(lua_State *L)
 	f->duration = t - p->frame_t0;
 	f->samples = p->samples - p->frame_samples0;
 	f->wait = p->wait_ns - p->frame_wait0;
-	f->alloc = p->as != NULL ? p->as->bytes - p->frame_alloc0 : 0;
+	f->alloc = p->as != NULL ? allocsample__bytes(p->as) - p->frame_alloc0 : 0;
 	if (p->keep > 0)
 		frame_keep(p, f->index, f->duration);
 	p->frames_n++;
 	p->frame_t0 = t;
 	p->frame_samples0 = p->samples;
 	p->frame_wait0 = p->wait_ns;
-	p->frame_alloc0 = p->as != NULL ? p->as->bytes : 0;
+	p->frame_alloc0 = p->as != NULL ? allocsample__bytes(p->as) : 0;
 	lua_pushinteger(L, (lua_Integer)p->frames_n);
 	return 1;
 }
@@ -99,7 +99,7 @@ static void stop_allocs(lua_State *L, struct lprof *p)
 {
 	if (!p->started || p->as == NULL || (p->as->npending == 0 && p->as->overflow == 0))
 		return;
-	p->in_sp = 1;
+	lp_sp_enter(p);
 	p->vmframe[0] = '\0';
 	if (lua_checkstack(L, 8)) {
 		lua_pushvalue(L, 1);   /* anchored while frames are named */
@@ -109,7 +109,7 @@ static void stop_allocs(lua_State *L, struct lprof *p)
 		}
 		lua_pop(L, 1);
 	}
-	p->in_sp = 0;
+	lp_sp_leave(p);
 }
 
 /* live: the sampled blocks not freed at stop, on the stacks that
@@ -195,7 +195,7 @@ int lp_stop(lua_State *L)
 		lperf_setu64(L, "preempted_ns", p->preempt_ns);
 	}
 	if (p->as != NULL) {
-		lperf_setu64(L, "alloc_bytes", p->as->bytes);
+		lperf_setu64(L, "alloc_bytes", allocsample__bytes(p->as));
 		lperf_setu64(L, "alloc_samples", p->as->samples);
 		lperf_setu64(L, "alloc_rate", p->alloc_rate);
 	}
@@ -260,7 +260,7 @@ int lp_stats(lua_State *L)
 		lperf_setu64(L, "waits", p->waits);
 	}
 	if (p->as != NULL) {
-		lperf_setu64(L, "alloc_bytes", p->as->bytes);
+		lperf_setu64(L, "alloc_bytes", allocsample__bytes(p->as));
 		lperf_setu64(L, "alloc_samples", p->as->samples);
 	}
 	return 1;

@@ -365,7 +365,7 @@ void lp_take_allocs(struct lprof *p)
 		    allocsample__live_add(a, a->pending[i].ptr, a->pending[i].weight, idx) < 0)
 			p->lost++;
 	}
-	a->npending = 0;
+	allocsample__pending_clear(a);
 	if (a->overflow > 0) {
 		w[p->w_alloc] = a->overflow;
 		add_sample(p, n, 0, 0, w, NULL);

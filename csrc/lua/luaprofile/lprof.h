@@ -115,6 +115,8 @@ struct lp_allocf {
 	lua_Alloc f;
 	void *ud;
 	struct lprof *p;
+	struct allocsample *as;       /* p's */
+	lua_Alloc own;                /* the shim put in the state */
 };
 
 /* A tracked resume: the coroutine's state and the state that resumed it. */
@@ -216,7 +218,6 @@ struct lprof {
 	uint64_t frame_alloc0;
 	unsigned keep, nkept, kmin;   /* frame profiles: kept at most, kept, the fastest kept */
 	int nwchain, wout_preempt;
-	int in_sp;                    /* at a safe point: our own allocations are not counted */
 	/* Scratch for one stack */
 	char lua_frames[LP_MAX_DEPTH][LP_FRAME_MAX];
 	int nlua;
@@ -257,6 +258,9 @@ void lp_lj_callback(void *data, lua_State *L, int samples, int vmstate);
 void lp_notify(void *arg);          /* sigsample's notify: signal context */
 int lp_alloc_install(lua_State *L, struct lprof *p);
 void lp_alloc_restore(lua_State *L, struct lprof *p);
+/* A safe point's bounds: our own allocations in between are not counted. */
+void lp_sp_enter(struct lprof *p);
+void lp_sp_leave(struct lprof *p);
 
 /* lp_coro.c: whether f is one of our coroutine wrappers (not a frame of
  * the program); the wrappers put in and taken out (5.x) */
