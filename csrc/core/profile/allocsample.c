@@ -40,6 +40,9 @@ void allocsample__fini(struct allocsample *a)
 	free(a->live);
 	a->live = NULL;
 	a->nlive = a->live_cap = 0;
+	free(a->unplaced_ptr);
+	a->unplaced_ptr = NULL;
+	a->nunplaced = a->unplaced_cap = 0;
 }
 
 static void track(struct allocsample *a, uintptr_t ptr)
@@ -50,25 +53,6 @@ static void track(struct allocsample *a, uintptr_t ptr)
 static void untrack(struct allocsample *a, uintptr_t ptr)
 {
 	a->tracked[allocsample__bucket(ptr)]--;
-}
-
-void allocsample__take(struct allocsample *a, uintptr_t ptr, uint64_t size)
-{
-	double r = (double)a->rate, s = (double)size;
-	uint64_t w = (uint64_t)(s / -expm1(-s / r) + 0.5);
-	a->samples++;
-	a->done += (uint64_t)(a->interval - a->left);
-	if (a->npending < ALLOCSAMPLE_PENDING) {
-		struct allocsample_pending *p = &a->pending[a->npending++];
-		p->ptr = ptr;
-		p->size = size;
-		p->weight = w;
-		if (ptr != 0)
-			track(a, ptr);
-	} else {
-		a->overflow += w;
-	}
-	draw(a);
 }
 
 static size_t slot_of(const struct allocsample *a, uintptr_t ptr)
@@ -108,9 +92,9 @@ static void live_remove(struct allocsample *a, struct allocsample_live *e)
 	}
 }
 
-/* counted: a new entry's block becomes tracked (not when the table is
- * rebuilt, where every entry already is) */
-static int live_put(struct allocsample *a, uintptr_t ptr, uint64_t weight, size_t tag, int counted)
+/* Puts an entry in a table with room; counted: its block becomes tracked
+ * (not when the table is rebuilt, where every block already is). */
+static void live_put(struct allocsample *a, uintptr_t ptr, uint64_t weight, size_t tag, int counted)
 {
 	size_t j;
 	for (j = slot_of(a, ptr); a->live[j].ptr != 0 && a->live[j].ptr != ptr;
@@ -124,58 +108,90 @@ static int live_put(struct allocsample *a, uintptr_t ptr, uint64_t weight, size_
 	a->live[j].ptr = ptr;
 	a->live[j].weight = weight;
 	a->live[j].tag = tag;
+}
+
+/* Room for one more entry.  0 or -ENOMEM. */
+static int live_room(struct allocsample *a)
+{
+	size_t cap, j, oldcap = a->live_cap;
+	struct allocsample_live *old = a->live, *n;
+
+	if ((a->nlive + 1) * 2 <= a->live_cap)
+		return 0;
+	cap = oldcap ? oldcap * 2 : 256;
+	n = calloc(cap, sizeof *n);
+	if (n == NULL)
+		return -ENOMEM;
+	a->live = n;
+	a->live_cap = cap;
+	a->nlive = 0;
+	for (j = 0; j < oldcap; j++)
+		if (old[j].ptr != 0)
+			live_put(a, old[j].ptr, old[j].weight, old[j].tag, 0);
+	free(old);
 	return 0;
+}
+
+/* Lists ptr as a block to place.  0 or -ENOMEM (also past the bound). */
+static int unplaced_push(struct allocsample *a, uintptr_t ptr)
+{
+	if (a->nunplaced == a->unplaced_cap) {
+		size_t cap = a->unplaced_cap ? a->unplaced_cap * 2 : 64;
+		uintptr_t *n;
+		if (cap > ALLOCSAMPLE_UNPLACED_MAX)
+			return -ENOMEM;
+		n = realloc(a->unplaced_ptr, cap * sizeof *n);
+		if (n == NULL)
+			return -ENOMEM;
+		a->unplaced_ptr = n;
+		a->unplaced_cap = cap;
+	}
+	a->unplaced_ptr[a->nunplaced++] = ptr;
+	return 0;
+}
+
+void allocsample__take(struct allocsample *a, uintptr_t ptr, uint64_t size)
+{
+	double r = (double)a->rate, s = (double)size;
+	uint64_t w = (uint64_t)(s / -expm1(-s / r) + 0.5);
+	struct allocsample_live *e = live_find(a, ptr);
+	a->samples++;
+	a->done += (uint64_t)(a->interval - a->left);
+	a->unplaced += w;
+	if (e != NULL)
+		e->weight += w;   /* a tracked block grown in place: still one block */
+	else if (ptr != 0 && live_room(a) == 0 && unplaced_push(a, ptr) == 0)
+		live_put(a, ptr, w, ALLOCSAMPLE_UNPLACED, 1);   /* tracked if there is room in both */
+	draw(a);
 }
 
 void allocsample__moved(struct allocsample *a, uintptr_t from, uintptr_t to)
 {
-	struct allocsample_live *e;
-	unsigned i;
-	for (i = 0; i < a->npending; i++)
-		if (a->pending[i].ptr == from && from != 0) {
-			untrack(a, from);
-			a->pending[i].ptr = to;
-			if (to != 0)
-				track(a, to);
-		}
-	e = live_find(a, from);
-	if (e != NULL) {
-		uint64_t w = e->weight;
-		size_t tag = e->tag;
-		live_remove(a, e);
-		if (to != 0)
-			live_put(a, to, w, tag, 1);  /* a slot was just freed: no growth */
-	}
+	struct allocsample_live *e = live_find(a, from);
+	uint64_t w;
+	size_t tag;
+
+	if (e == NULL)
+		return;
+	w = e->weight;
+	tag = e->tag;
+	live_remove(a, e);
+	/* a slot was just freed: room for the new place; an unplaced block
+	 * is listed at it (else it is no longer tracked) */
+	if (to != 0 && (tag != ALLOCSAMPLE_UNPLACED || unplaced_push(a, to) == 0))
+		live_put(a, to, w, tag, 1);
 }
 
-int allocsample__live_add(struct allocsample *a, uintptr_t ptr, uint64_t weight, size_t tag)
+void allocsample__place(struct allocsample *a, size_t tag)
 {
-	if (ptr == 0)
-		return 0;
-	if ((a->nlive + 1) * 2 > a->live_cap) {
-		size_t cap = a->live_cap ? a->live_cap * 2 : 256, j;
-		struct allocsample_live *old = a->live, *n = calloc(cap, sizeof *n);
-		size_t oldcap = a->live_cap;
-		if (n == NULL)
-			return -ENOMEM;
-		a->live = n;
-		a->live_cap = cap;
-		a->nlive = 0;
-		for (j = 0; j < oldcap; j++)
-			if (old[j].ptr != 0)
-				live_put(a, old[j].ptr, old[j].weight, old[j].tag, 0);
-		free(old);
+	size_t i;
+	for (i = 0; i < a->nunplaced; i++) {
+		struct allocsample_live *e = live_find(a, a->unplaced_ptr[i]);
+		if (e != NULL && e->tag == ALLOCSAMPLE_UNPLACED)
+			e->tag = tag;
 	}
-	return live_put(a, ptr, weight, tag, 1);
-}
-
-void allocsample__pending_clear(struct allocsample *a)
-{
-	unsigned i;
-	for (i = 0; i < a->npending; i++)
-		if (a->pending[i].ptr != 0)
-			untrack(a, a->pending[i].ptr);
-	a->npending = 0;
+	a->nunplaced = 0;
+	a->unplaced = 0;
 }
 
 void allocsample__reset(struct allocsample *a)
@@ -183,9 +199,9 @@ void allocsample__reset(struct allocsample *a)
 	if (a->live != NULL)
 		memset(a->live, 0, a->live_cap * sizeof *a->live);
 	a->nlive = 0;
-	a->npending = 0;
+	a->nunplaced = 0;
+	a->unplaced = 0;
 	memset(a->tracked, 0, sizeof a->tracked);
-	a->overflow = 0;
 	a->done = 0;
 	a->interval = a->paused ? a->paused_left : a->left;
 	a->samples = 0;

@@ -7,10 +7,12 @@
  * weights estimates the bytes allocated without bias, small allocations
  * and large ones alike.
  *
- * The owner counts every allocation (allocsample__count, inline: two
- * arithmetic operations), takes the sampled ones (their weights wait in a
- * short pending list until the owner knows their stack), and reports
- * every block that moves or is freed when it may be a sampled one, so the
+ * The owner counts every allocation (allocsample__count, inline: one
+ * subtraction) and takes the sampled ones, which are tracked from then on:
+ * their weight waits ("unplaced") until the owner knows their stack and
+ * places them there.  However long that takes (LuaJIT runs no hook inside
+ * a compiled trace), every sampled block is tracked.  The owner reports
+ * every block that moves or is freed when it may be a tracked one, so the
  * sampled blocks still allocated ("live") are known at any time.  Whether
  * it may be is one load (allocsample__may_track): a count of the tracked
  * blocks per hash bucket of their address, so a free of anything else
@@ -23,18 +25,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define ALLOCSAMPLE_PENDING 32
 #define ALLOCSAMPLE_BUCKET_BITS 11
-
-struct allocsample_pending {
-	uintptr_t ptr;                /* 0: freed before its stack was known */
-	uint64_t size, weight;
-};
+/* The tag of a tracked block the owner has not placed yet. */
+#define ALLOCSAMPLE_UNPLACED SIZE_MAX
+/* At most this many blocks wait to be placed; the weight of samples past
+ * it still waits, their blocks are not tracked. */
+#define ALLOCSAMPLE_UNPLACED_MAX (1u << 20)
 
 struct allocsample_live {
 	uintptr_t ptr;                /* 0: empty slot */
 	uint64_t weight;
-	size_t tag;                   /* the owner's (a stack's index) */
+	size_t tag;                   /* the owner's (a stack's index), or UNPLACED */
 };
 
 struct allocsample {
@@ -49,12 +50,14 @@ struct allocsample {
 	int paused;
 	uint64_t rng;
 	uint64_t samples;
-	struct allocsample_pending pending[ALLOCSAMPLE_PENDING];
-	unsigned npending;
-	uint64_t overflow;            /* weight of samples the pending list had no room for */
+	/* the weight of samples not placed yet, and their blocks' addresses
+	 * (some since freed or moved: a moved block is listed again) */
+	uint64_t unplaced;
+	uintptr_t *unplaced_ptr;
+	size_t nunplaced, unplaced_cap;
 	struct allocsample_live *live;   /* open addressing by ptr */
 	size_t nlive, live_cap;
-	/* the tracked blocks (pending or live) per bucket of their address */
+	/* the tracked blocks per bucket of their address */
 	uint32_t tracked[1u << ALLOCSAMPLE_BUCKET_BITS];
 };
 
@@ -78,8 +81,8 @@ uint64_t allocsample__bytes(const struct allocsample *a);
 void allocsample__pause(struct allocsample *a);
 void allocsample__resume(struct allocsample *a);
 
-/* Samples the allocation of size bytes at ptr (pending until taken by the
- * owner) and draws the next interval. */
+/* Samples the allocation of size bytes at ptr (unplaced until placed)
+ * and draws the next interval. */
 void allocsample__take(struct allocsample *a, uintptr_t ptr, uint64_t size);
 
 static inline size_t allocsample__bucket(uintptr_t ptr)
@@ -88,8 +91,8 @@ static inline size_t allocsample__bucket(uintptr_t ptr)
 			(64 - ALLOCSAMPLE_BUCKET_BITS));
 }
 
-/* Whether the block at ptr may be a tracked one (pending or live): only
- * then does its free or move need reporting. */
+/* Whether the block at ptr may be a tracked one: only then does its free
+ * or move need reporting. */
 static inline int allocsample__may_track(const struct allocsample *a, uintptr_t ptr)
 {
 	return a->tracked[allocsample__bucket(ptr)] != 0;
@@ -98,12 +101,17 @@ static inline int allocsample__may_track(const struct allocsample *a, uintptr_t 
 /* The block at from moved to to (a realloc), or was freed (to == 0). */
 void allocsample__moved(struct allocsample *a, uintptr_t from, uintptr_t to);
 
-/* Tracks a sampled block as live with the owner's tag.  0 or -ENOMEM. */
-int allocsample__live_add(struct allocsample *a, uintptr_t ptr, uint64_t weight, size_t tag);
-/* Empties the pending list (the owner took its samples, live_add'ing the
- * blocks it tracks on). */
-void allocsample__pending_clear(struct allocsample *a);
-/* Forgets every live block and pending sample; counts start again. */
+/* The weight of the samples not placed yet. */
+static inline uint64_t allocsample__unplaced(const struct allocsample *a)
+{
+	return a->unplaced;
+}
+
+/* Places the samples not placed yet (their weight is the owner's to
+ * charge): their blocks still allocated get the owner's tag. */
+void allocsample__place(struct allocsample *a, size_t tag);
+
+/* Forgets every tracked block and unplaced sample; counts start again. */
 void allocsample__reset(struct allocsample *a);
 
 #endif

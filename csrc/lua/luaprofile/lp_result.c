@@ -97,7 +97,7 @@ int lp_frame(lua_State *L)
  * calls stop (the Lua code last run). */
 static void stop_allocs(lua_State *L, struct lprof *p)
 {
-	if (!p->started || p->as == NULL || (p->as->npending == 0 && p->as->overflow == 0))
+	if (!p->started || p->as == NULL || allocsample__unplaced(p->as) == 0)
 		return;
 	lp_sp_enter(p);
 	p->vmframe[0] = '\0';
@@ -119,7 +119,7 @@ static void charge_live(struct lprof *p)
 	struct allocsample *a = p->as;
 	size_t j;
 	for (j = 0; j < a->live_cap; j++)
-		if (a->live[j].ptr != 0)
+		if (a->live[j].ptr != 0 && a->live[j].tag != ALLOCSAMPLE_UNPLACED)
 			stacktab__add_weight_at(p->st, a->live[j].tag, (unsigned)p->w_live,
 						a->live[j].weight);
 }

@@ -351,26 +351,19 @@ static int on_wait_record(void *arg, const struct perf_event_header *h)
 
 /* The sampled allocations since the last safe point, charged to the Lua
  * stack read now (the hook runs at the next instruction, call or return of
- * the code that allocated); each stays tracked as live until freed. */
+ * the code that allocated); their blocks stay tracked as live on it until
+ * freed. */
 void lp_take_allocs(struct lprof *p)
 {
 	struct allocsample *a = p->as;
 	uint64_t w[STACKTAB_MAX_WEIGHTS] = { 0 };
-	size_t idx;
-	unsigned i;
+	size_t idx = ALLOCSAMPLE_UNPLACED;
 	int n = build_stack(p, NULL, 0, p->in_lua);
-	for (i = 0; i < a->npending; i++) {
-		w[p->w_alloc] = a->pending[i].weight;
-		if (add_sample(p, n, 0, 0, w, &idx) == 0 && a->pending[i].ptr != 0 &&
-		    allocsample__live_add(a, a->pending[i].ptr, a->pending[i].weight, idx) < 0)
-			p->lost++;
-	}
-	allocsample__pending_clear(a);
-	if (a->overflow > 0) {
-		w[p->w_alloc] = a->overflow;
-		add_sample(p, n, 0, 0, w, NULL);
-		a->overflow = 0;
-	}
+
+	w[p->w_alloc] = allocsample__unplaced(a);
+	add_sample(p, n, 0, 0, w, &idx);
+	/* (a stack the table had no room for: its blocks are not live) */
+	allocsample__place(a, idx);
 }
 
 uint64_t lp_now_ns(void)
@@ -390,7 +383,7 @@ void lp_take_samples(struct lprof *p)
 		if (ring__drain(p->wring, on_wait_record, p) < 0)
 			p->lost++;
 	}
-	if (p->as != NULL && (p->as->npending > 0 || p->as->overflow > 0))
+	if (p->as != NULL && allocsample__unplaced(p->as) > 0)
 		lp_take_allocs(p);
 	if (p->ring != NULL) {
 		struct drain_ctx c = { p, 0 };
