@@ -55,11 +55,18 @@ local function check(f, folded, msg)
   assert.is_true(in_waiter >= 0.8 * wait, msg)
   -- alloc: scaled to the bytes allocated, mostly under the garbage builder
   local alloc, in_garbage = sums(folded.alloc, "%[Lua%] garbage ")
-  -- (the issue asks 15%; LuaJIT's collectgarbage("count") deltas have
-  -- missed it once in a full run here, at +8% by frames and more in the
-  -- folded sum: 25% there until that is understood; issue 17 stays open)
-  local tol = util.lua:find("luajit") and 0.25 or 0.15
-  assert.is_true(math.abs(alloc - f.ref_alloc) <= tol * f.ref_alloc, msg .. "\n" .. folded.alloc)
+  if util.lua:find("luajit") then
+    -- LuaJIT frees some of what it allocates even with the collector
+    -- stopped (its JIT compiler's buffers, a table part it replaces):
+    -- allocated bytes the memory count's delta no longer holds.  Its
+    -- delta is 8.4% below the exact count here, every run.  So the
+    -- estimate is checked against the exact count, and that against the
+    -- delta from below.
+    assert.is_true(f.alloc_bytes >= 0.99 * f.ref_alloc and f.alloc_bytes <= 1.15 * f.ref_alloc, msg)
+    assert.is_true(math.abs(alloc - f.alloc_bytes) <= 0.15 * f.alloc_bytes, msg .. "\n" .. folded.alloc)
+  else
+    assert.is_true(math.abs(alloc - f.ref_alloc) <= 0.15 * f.ref_alloc, msg .. "\n" .. folded.alloc)
+  end
   assert.is_true(in_garbage >= 0.7 * alloc, msg .. "\n" .. folded.alloc)
   -- live: with the collector stopped, what was sampled is still allocated
   -- (the buffers the string functions free are not)
