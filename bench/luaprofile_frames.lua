@@ -17,18 +17,19 @@ local function median(t)
   return t[math.floor((#t + 1) / 2)]
 end
 
--- 1. the frame mark
-do
-  local prof = assert(perf.luaprofile{ freq = 999 })
+-- 1. the frame mark, and with counters (a read of the group at each mark)
+for _, opts in ipairs({ { freq = 999 }, { freq = 999, counters = { "page-faults", "task-clock" } } }) do
+  local prof = assert(perf.luaprofile(opts))
   prof:start()
-  local n = 1000000
+  local n = opts.counters and 200000 or 1000000
   local t0 = os.clock()
   for _ = 1, n do prof:frame() end
   local per = (os.clock() - t0) / n * 1e9
   prof:stop()
   prof:close()
-  print(string.format("%s frame(): %.0f ns a mark, %.3f%% of a second at 1000 frames/s",
-    _VERSION .. (jit and " (LuaJIT)" or ""), per, per * 1000 / 1e9 * 100))
+  print(string.format("%s frame()%s: %.0f ns a mark, %.3f%% of a second at 1000 frames/s",
+    _VERSION .. (jit and " (LuaJIT)" or ""), opts.counters and " with 2 counters" or "",
+    per, per * 1000 / 1e9 * 100))
 end
 
 local keep = {}

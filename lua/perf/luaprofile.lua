@@ -219,16 +219,19 @@ return function(perf)
     return lp
   end
 
-  -- { {index=, duration=ns, samples=, wait=ns, alloc=bytes}, ... } in
-  -- order: the frames marked with prof:frame() (the last frames= of them;
-  -- wait with wait = true, alloc, exact, with alloc = N, else 0);
-  -- { slowest = N }: the N longest, longest first, each with .profile
-  -- (its own profile: the frame_profiles= slowest frames keep one).
+  -- { {index=, duration=ns, samples=, wait=ns, alloc=bytes, counters=}, ... }
+  -- in order: the frames marked with prof:frame() (the last frames= of
+  -- them; wait with wait = true, alloc, exact, with alloc = N, else 0;
+  -- counters with counters = {...}: what each counted in the frame, exact,
+  -- by name); { slowest = N }: the N longest, longest first, each with
+  -- .profile (its own profile: the frame_profiles= slowest frames keep one).
   function LP:frames(opts)
-    local out = {}
+    local out, names = {}, self.raw_meta and self.raw_meta.counters or {}
     for i, f in ipairs(self.raw_frames) do
+      local counters = {}
+      for k, name in ipairs(names) do counters[name] = f[6] and f[6][k] or 0 end
       out[i] = { index = f[1], duration = f[2], samples = f[3], wait = f[4] or 0,
-        alloc = f[5] or 0 }
+        alloc = f[5] or 0, counters = counters }
     end
     if opts and opts.slowest then
       table.sort(out, function(a, b)

@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include "luaprofile/lprof.h"
 #include "profile/allocsample.h"
 
@@ -82,6 +83,18 @@ int lp_frame(lua_State *L)
 	f->samples = p->samples - p->frame_samples0;
 	f->wait = p->wait_ns - p->frame_wait0;
 	f->alloc = p->as != NULL ? allocsample__bytes(p->as) - p->frame_alloc0 : 0;
+	if (p->nctr > 0) {
+		/* one read of the group: exact counts between the marks */
+		uint64_t vals[1 + LP_NCTR];
+		unsigned k;
+		if (sigsample__read(p->ss, vals, 1 + p->nctr, NULL, NULL) == 0) {
+			for (k = 0; k < p->nctr; k++)
+				f->counters[k] = vals[k + 1] - p->frame_ctr0[k + 1];
+			memcpy(p->frame_ctr0, vals, sizeof(uint64_t) * (1 + p->nctr));
+		} else {
+			memset(f->counters, 0, sizeof f->counters);
+		}
+	}
 	if (p->keep > 0)
 		frame_keep(p, f->index, f->duration);
 	p->frames_n++;
@@ -212,7 +225,8 @@ int lp_stop(lua_State *L)
 	}
 	lua_setfield(L, -2, "profile");
 	{
-		/* frames = { {index, duration, samples, wait, alloc}, ... }, oldest first */
+		/* frames = { {index, duration, samples, wait, alloc[, {counter values}]}, ... },
+		 * oldest first */
 		uint64_t first = p->frames_n > p->frames_cap ? p->frames_n - p->frames_cap : 0, j;
 		lua_createtable(L, (int)(p->frames_n - first), 0);
 		for (j = first; j < p->frames_n; j++) {
@@ -228,6 +242,15 @@ int lp_stop(lua_State *L)
 			lua_rawseti(L, -2, 2);
 			lperf_pushu64(L, f->samples);
 			lua_rawseti(L, -2, 3);
+			if (p->nctr > 0) {
+				unsigned c;
+				lua_createtable(L, (int)p->nctr, 0);
+				for (c = 0; c < p->nctr; c++) {
+					lperf_pushu64(L, f->counters[c]);
+					lua_rawseti(L, -2, (int)c + 1);
+				}
+				lua_rawseti(L, -2, 6);
+			}
 			lua_rawseti(L, -2, (int)(j - first + 1));
 		}
 		lua_setfield(L, -2, "frames");

@@ -140,6 +140,9 @@ int lp_start(lua_State *L)
 	p->wout_time = 0;
 	p->nwchain = 0;
 	p->frame_alloc0 = 0;
+	memset(p->frame_ctr0, 0, sizeof p->frame_ctr0);
+	if (p->nctr > 0)
+		sigsample__read(p->ss, p->frame_ctr0, 1 + p->nctr, NULL, NULL);
 	p->fcur.n = 0;
 	p->fcur.overflow = 0;
 	p->nkept = p->kmin = 0;

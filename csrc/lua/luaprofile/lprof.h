@@ -87,6 +87,7 @@ struct lp_state {
 struct lp_frame {
 	uint64_t index, duration, samples;  /* duration in ns */
 	uint64_t wait, alloc;               /* ns blocked, bytes allocated (exact) */
+	uint64_t counters[LP_NCTR];         /* what each counter counted (exact) */
 };
 
 /* What a frame added to the profile, for its own profile: a stack of the
@@ -216,6 +217,7 @@ struct lprof {
 	struct allocsample *as;
 	struct lp_allocf *shim;
 	uint64_t frame_alloc0;
+	uint64_t frame_ctr0[1 + LP_NCTR];  /* the group's values at the last mark */
 	unsigned keep, nkept, kmin;   /* frame profiles: kept at most, kept, the fastest kept */
 	int nwchain, wout_preempt;
 	/* Scratch for one stack */
