@@ -190,6 +190,17 @@ prof:close()
     assert.is_true(f.live < f.alloc, out)
   end)
 
+  it("keeps the sampled blocks' books as a model does (frees, moves, growth, pauses)", function()
+    if util.lua ~= "lua5.4" then
+      pending("plain C: runs under the Lua 5.4 pass")
+      return
+    end
+    local bin = util.build_with_core(util.root .. "/spec/harness/allocsample_model.c", "allocsample_model")
+    local out, ok = util.sh(bin)
+    assert(ok, out)
+    assert.truthy(out:find("^ok "), out)
+  end)
+
   it("gives each frame what its counters counted", function()
     -- every fifth frame touches 8 MB of fresh pages (2,048 faults: the
     -- strings are kept, so no block is reused); the reference: the

@@ -276,7 +276,7 @@ function M.build_with_core(src, name, cflags)
     "ar rcs %s/core.a %s/obj/core/*/*.o && " ..
     "san=$(nm %s/core.a 2>/dev/null | grep -q __asan_ && echo -fsanitize=address,undefined); " ..
     "cc %s $san -D_GNU_SOURCE -I%s/csrc/core -o %s %s %s/core.a " ..
-    "$(pkg-config --libs libelf libdw libzstd libtraceevent) -lz -liberty",
+    "$(pkg-config --libs libelf libdw libzstd libtraceevent) -lz -liberty -lm",
     dir, M.cpath_dir(), dir, cflags or "-O1 -g", M.root, bin, M.q(src), dir))
   assert(ok, out)
   return bin
