@@ -8,35 +8,8 @@
 -- samples nothing) and with alloc = 256 KiB.  The variants' order turns
 -- each round, so none always runs first (the first run of a round was up
 -- to 3% faster or slower here); medians of CPU seconds (os.clock).
-local perf = require "perf"
+local B = dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "luaprofile_work.lua")
 local rounds = tonumber(arg[1]) or 15
-
-local function median(t)
-  table.sort(t)
-  return t[math.floor((#t + 1) / 2)]
-end
-
-local keep = {}
-local function alloc_work()
-  local n = 0
-  for i = 1, 1500000 do
-    local s = "key " .. i .. " with enough text to be a long string " .. n
-    keep[i % 512 + 1] = { s, i }
-    n = n + #s
-  end
-  return n
-end
-
-local function run(opts)
-  local prof
-  if opts then prof = assert(perf.luaprofile(opts)); prof:start() end
-  local c0 = os.clock()
-  alloc_work()
-  local c = os.clock() - c0
-  local st
-  if prof then st = prof:stats(); prof:stop(); prof:close() end
-  return c, st
-end
 
 local variants = {
   { "unprofiled", nil },
@@ -48,16 +21,16 @@ local t, stats = {}, nil
 for r = 1, rounds do
   for k = 0, #variants - 1 do
     local v = variants[(r + k) % #variants + 1]
-    local c, st = run(v[2])
+    local c, st = B.run(v[2], B.alloc_work)
     t[v[1]] = t[v[1]] or {}
     table.insert(t[v[1]], c)
     if v[1] == "1 Hz + alloc=256KiB" then stats = st end
   end
 end
 local who = _VERSION .. (jit and " (LuaJIT)" or "")
-local base, hz = median(t.unprofiled), median(t["1 Hz"])
+local base, hz = B.median(t.unprofiled), B.median(t["1 Hz"])
 for _, v in ipairs(variants) do
-  local m = median(t[v[1]])
+  local m = B.median(t[v[1]])
   print(string.format("%s alloc-only %-20s %.3f s CPU  %+.1f%% of unprofiled  %+.1f%% of 1 Hz",
     who, v[1], m, (m / base - 1) * 100, (m / hz - 1) * 100))
 end

@@ -10,12 +10,9 @@
 --    with wait = true: median CPU seconds per variant (the wall time is
 --    the child's pace; the profiler's cost shows as CPU).
 local perf = require "perf"
+local B = dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "luaprofile_work.lua")
+local run, alloc_work, median = B.run, B.alloc_work, B.median
 local rounds = tonumber(arg[1]) or 7
-
-local function median(t)
-  table.sort(t)
-  return t[math.floor((#t + 1) / 2)]
-end
 
 -- 1. the frame mark, and with counters (a read of the group at each mark)
 for _, opts in ipairs({ { freq = 999 }, { freq = 999, counters = { "page-faults", "task-clock" } } }) do
@@ -30,17 +27,6 @@ for _, opts in ipairs({ { freq = 999 }, { freq = 999, counters = { "page-faults"
   print(string.format("%s frame()%s: %.0f ns a mark, %.3f%% of a second at 1000 frames/s",
     _VERSION .. (jit and " (LuaJIT)" or ""), opts.counters and " with 2 counters" or "",
     per, per * 1000 / 1e9 * 100))
-end
-
-local keep = {}
-local function alloc_work()
-  local n = 0
-  for i = 1, 1500000 do
-    local s = "key " .. i .. " with enough text to be a long string " .. n
-    keep[i % 512 + 1] = { s, i }
-    n = n + #s
-  end
-  return n
 end
 
 -- A fixed amount of work (about 1 ms unprofiled, calibrated once), so
@@ -69,17 +55,6 @@ local function wait_work(lines)
   for _ in f:lines() do x = x + spin(per_ms) end
   f:close()
   return x
-end
-
-local function run(opts, work, ...)
-  local prof
-  if opts then prof = assert(perf.luaprofile(opts)); prof:start() end
-  local c0 = os.clock()
-  work(...)
-  local c = os.clock() - c0
-  local st
-  if prof then st = prof:stats(); prof:stop(); prof:close() end
-  return c, st
 end
 
 -- alloc's own cost is the difference from the 999 Hz run; a rate of 1 GiB

@@ -1,8 +1,11 @@
 -- The workload of the luaprofile benchmarks (bench/luaprofile.lua,
 -- bench/luaprofile_perf.lua, bench/luaprofile_parts.lua): calls, tables,
--- strings and closures; and the medians they report.
+-- strings and closures; the densest allocation loop of Lua (issue 17's
+-- alloc benchmarks); one timed run under a profiler; and the medians they
+-- report.
 --   local B = dofile("bench/luaprofile_work.lua")
---   B.work(scale); B.median(list); B.overhead(times, name)
+--   B.work(scale); B.alloc_work(); B.run(opts, work, ...); B.median(list);
+--   B.overhead(times, name)
 local function fib(n) if n < 2 then return n end return fib(n - 1) + fib(n - 2) end
 local function tables(n)
   local t = {}
@@ -23,6 +26,30 @@ function B.work(scale)
     r = r + fib(22) + tables(20000) + strings(20000)
   end
   return r
+end
+-- 1.5M string concatenations and two-field tables (about 30M allocator
+-- calls a second on Lua 5.4), a few kept so no JIT sinks them.
+local keep = {}
+function B.alloc_work()
+  local n = 0
+  for i = 1, 1500000 do
+    local s = "key " .. i .. " with enough text to be a long string " .. n
+    keep[i % 512 + 1] = { s, i }
+    n = n + #s
+  end
+  return n
+end
+-- CPU seconds (os.clock) of work(...) under perf.luaprofile(opts) (none:
+-- unprofiled), and the profiler's stats at the end.
+function B.run(opts, work, ...)
+  local prof
+  if opts then prof = assert(require("perf").luaprofile(opts)); prof:start() end
+  local c0 = os.clock()
+  work(...)
+  local c = os.clock() - c0
+  local st
+  if prof then st = prof:stats(); prof:stop(); prof:close() end
+  return c, st
 end
 function B.median(t)
   local c = {}
