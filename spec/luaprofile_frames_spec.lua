@@ -191,10 +191,7 @@ prof:close()
   end)
 
   it("keeps the sampled blocks' books as a model does (frees, moves, growth, pauses)", function()
-    if util.lua ~= "lua5.4" then
-      pending("plain C: runs under the Lua 5.4 pass")
-      return
-    end
+    -- plain C, against the core objects of the build under test
     local bin = util.build_with_core(util.root .. "/spec/harness/allocsample_model.c", "allocsample_model")
     local out, ok = util.sh(bin)
     assert(ok, out)
@@ -213,17 +210,21 @@ local function minflt()
   local f = io.open("/proc/self/stat"); local s = f:read("*a"); f:close()
   return tonumber(s:match("^%d+ %b() %S+" .. string.rep(" %S+", 6) .. " (%d+)"))
 end
+local function oncpu()   -- the process's (one thread's) time on a CPU, ns
+  return os.clock() * 1e9
+end
 local prof = assert(perf.luaprofile{ freq = 999, counters = { "page-faults", "task-clock" } })
 collectgarbage("stop")
 prof:start()
-local m, per, keep = minflt(), {}, {}
+local m, c, per, cpu, keep = minflt(), oncpu(), {}, {}, {}
 local m1
 for i = 1, 20 do
   if i % 5 == 0 then keep[i] = string.rep("x", 8 * 1024 * 1024 + i) end   -- (LuaJIT interns every string: each is another)
   local x = 0; for j = 1, 1000000 do x = x + j % 7 end
   prof:frame()
-  local now = minflt()
+  local now, cnow = minflt(), oncpu()
   per[i], m = now - m, now
+  cpu[i], c = cnow - c, cnow
   if i == 1 then m1 = now end
 end
 local lp = prof:stop()
@@ -237,7 +238,9 @@ for i, fr in ipairs(lp:frames()) do
       print("bad_frame=" .. i .. ":" .. pf .. "/" .. per[i])
     end
   end
-  cpu_off = math.max(cpu_off, math.abs(fr.counters["task-clock"] - fr.duration) / fr.duration)
+  if i > 1 then
+    cpu_off = math.max(cpu_off, math.abs(fr.counters["task-clock"] - cpu[i]) / cpu[i])
+  end
 end
 print("frames=" .. #lp:frames(), "sum=" .. sum, "ref=" .. (m - m1), "cpu_off=" .. cpu_off)
 prof:close()
@@ -249,8 +252,9 @@ prof:close()
     -- (/proc also counts the faults the kernel takes for a syscall, which
     -- the event does not: 2% of them on LuaJIT's string.rep here)
     assert.is_true(math.abs(f.sum - f.ref) <= 0.03 * f.ref + 20, out)
-    -- a CPU-bound frame: task-clock is its duration
-    assert.is_true(f.cpu_off <= 0.2, out)
+    -- task-clock is the frame's time on a CPU, as the scheduler counts
+    -- it (not its duration: a loaded machine takes the CPU away)
+    assert.is_true(f.cpu_off <= 0.1, out)
   end)
 
   it("the C API host: the same game loop, allocator wrapped and given back", function()

@@ -57,7 +57,7 @@ static void untrack(struct allocsample *a, uintptr_t ptr)
 
 static size_t slot_of(const struct allocsample *a, uintptr_t ptr)
 {
-	return (size_t)(((uint64_t)ptr >> 4) * UINT64_C(0x9e3779b97f4a7c15) >> 20) & (a->live_cap - 1);
+	return (size_t)(allocsample__hash(ptr) >> 20) & (a->live_cap - 1);
 }
 
 static struct allocsample_live *live_find(struct allocsample *a, uintptr_t ptr)

@@ -85,10 +85,16 @@ void allocsample__resume(struct allocsample *a);
  * and draws the next interval. */
 void allocsample__take(struct allocsample *a, uintptr_t ptr, uint64_t size);
 
+/* A block address hashed (blocks are 16-byte aligned): the buckets take
+ * its top bits, the live table its middle ones. */
+static inline uint64_t allocsample__hash(uintptr_t ptr)
+{
+	return ((uint64_t)ptr >> 4) * UINT64_C(0x9e3779b97f4a7c15);
+}
+
 static inline size_t allocsample__bucket(uintptr_t ptr)
 {
-	return (size_t)(((uint64_t)ptr >> 4) * UINT64_C(0x9e3779b97f4a7c15) >>
-			(64 - ALLOCSAMPLE_BUCKET_BITS));
+	return (size_t)(allocsample__hash(ptr) >> (64 - ALLOCSAMPLE_BUCKET_BITS));
 }
 
 /* Whether the block at ptr may be a tracked one: only then does its free

@@ -216,6 +216,18 @@ static int is_thread_root(struct lprof *p, uint64_t addr)
 	return root;
 }
 
+/* The symbols is_thread_root reads, loaded at start for the objects on
+ * this thread's stack (the host, the runtime, libc): their first load
+ * takes milliseconds, which would otherwise land in whatever frame first
+ * samples C code. */
+void lp_warm_roots(struct lprof *p)
+{
+	void *bt[64];
+	int n = backtrace(bt, 64), i;
+	for (i = 0; i < n; i++)
+		(void)is_thread_root(p, (uint64_t)(uintptr_t)bt[i] - 1);
+}
+
 /* The user frames of a sample's call chain, leaf first (out holds
  * LP_MAX_NATIVE).  Frame-pointer walks through code built without them
  * wander off: they stop at the first address outside every executable

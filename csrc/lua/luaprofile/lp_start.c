@@ -215,6 +215,9 @@ int lp_start(lua_State *L)
 		void *warm[4];
 		backtrace(warm, 4);
 	}
+#if LP_LUAJIT
+	lp_warm_roots(p);
+#endif
 	p->root_state = NULL;
 	p->nroot = 0;
 	set_registry(L, 1);

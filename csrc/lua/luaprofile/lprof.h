@@ -244,6 +244,7 @@ int lp_read_lua_stack(struct lprof *p, lua_State *L, int first);
 
 /* lp_sample.c */
 void lp_capture_root(struct lprof *p, lua_State *L);
+void lp_warm_roots(struct lprof *p);
 void lp_take_allocs(struct lprof *p);
 uint64_t lp_now_ns(void);
 void lp_take_samples(struct lprof *p);
