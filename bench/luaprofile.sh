@@ -24,9 +24,9 @@ cc -O2 -Icsrc/core -o build/luaprofile_sigcost bench/luaprofile_sigcost.c \
 # a loop at the sampler's own rate: drawn intervals against a fixed period
 LUA_CPATH="$top/build/?.so;;" lua5.4 bench/luaprofile_phase.lua "$ROUNDS"
 LUA_CPATH="$top/build/luajit/?.so;;" luajit bench/luaprofile_phase.lua "$ROUNDS"
-# alloc on its own, against the same loop unprofiled
-LUA_CPATH="$top/build/?.so;;" lua5.4 bench/luaprofile_alloc.lua 15
-LUA_CPATH="$top/build/luajit/?.so;;" luajit bench/luaprofile_alloc.lua 15
+# alloc and wait on their own, against the same loops unprofiled
+LUA_CPATH="$top/build/?.so;;" lua5.4 bench/luaprofile_costs.lua 15
+LUA_CPATH="$top/build/luajit/?.so;;" luajit bench/luaprofile_costs.lua 15
 # frames, wait and alloc (issue 17), and the kernel's part of a wait
 LUA_CPATH="$top/build/?.so;;" lua5.4 bench/luaprofile_frames.lua "$ROUNDS"
 LUA_CPATH="$top/build/luajit/?.so;;" luajit bench/luaprofile_frames.lua "$ROUNDS"

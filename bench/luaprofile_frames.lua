@@ -11,7 +11,7 @@
 --    the child's pace; the profiler's cost shows as CPU).
 local perf = require "perf"
 local B = dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "luaprofile_work.lua")
-local run, alloc_work, median = B.run, B.alloc_work, B.median
+local run, alloc_work, wait_work, median = B.run, B.alloc_work, B.wait_work, B.median
 local rounds = tonumber(arg[1]) or 7
 
 -- 1. the frame mark, and with counters (a read of the group at each mark)
@@ -27,34 +27,6 @@ for _, opts in ipairs({ { freq = 999 }, { freq = 999, counters = { "page-faults"
   print(string.format("%s frame()%s: %.0f ns a mark, %.3f%% of a second at 1000 frames/s",
     _VERSION .. (jit and " (LuaJIT)" or ""), opts.counters and " with 2 counters" or "",
     per, per * 1000 / 1e9 * 100))
-end
-
--- A fixed amount of work (about 1 ms unprofiled, calibrated once), so
--- that what the profiler adds shows in the CPU time instead of being
--- absorbed by a loop that runs until the clock says 1 ms.
-local function spin(n)
-  local x = 0
-  for i = 1, n do x = x + i % 7 end
-  return x
-end
-local per_ms
-do
-  local n, t0 = 2000000, os.clock()
-  spin(n)
-  per_ms = math.floor(n / ((os.clock() - t0) * 1000))
-end
-
--- One writer for the whole run (perl is in every Debian system): a shell
--- loop would fork a sleep(1) per line, and that exec every 2 ms evicts the
--- reader's caches and moves it between CPUs, a noise larger than the cost
--- being measured.
-local function wait_work(lines)
-  local f = io.popen("perl -e '$|=1; for (1.." .. lines ..
-    ") { select(undef, undef, undef, 0.002); print \"$_\\n\" }'")
-  local x = 0
-  for _ in f:lines() do x = x + spin(per_ms) end
-  f:close()
-  return x
 end
 
 -- alloc's own cost is the difference from the 999 Hz run; a rate of 1 GiB

@@ -4,7 +4,8 @@
 -- alloc benchmarks); one timed run under a profiler; and the medians they
 -- report.
 --   local B = dofile("bench/luaprofile_work.lua")
---   B.work(scale); B.alloc_work(); B.run(opts, work, ...); B.median(list);
+--   B.work(scale); B.alloc_work(); B.wait_work(lines); B.run(opts, work, ...);
+--   B.median(list);
 --   B.overhead(times, name)
 local function fib(n) if n < 2 then return n end return fib(n - 1) + fib(n - 2) end
 local function tables(n)
@@ -38,6 +39,32 @@ function B.alloc_work()
     n = n + #s
   end
   return n
+end
+-- A wait-heavy loop: 1 ms of fixed Lua work (calibrated once, so that
+-- what a profiler adds shows as CPU time instead of being absorbed by a
+-- loop that runs until the clock says 1 ms), then a blocking read of a
+-- line that a child writes every 2 ms.  One writer for the whole run
+-- (perl is in every Debian system): a shell loop would fork a sleep(1)
+-- per line, and that exec every 2 ms evicts the reader's caches and moves
+-- it between CPUs, a noise larger than the cost being measured.
+local function spin(n)
+  local x = 0
+  for i = 1, n do x = x + i % 7 end
+  return x
+end
+local per_ms
+function B.wait_work(lines)
+  if per_ms == nil then
+    local n, t0 = 2000000, os.clock()
+    spin(n)
+    per_ms = math.floor(n / ((os.clock() - t0) * 1000))
+  end
+  local f = io.popen("perl -e '$|=1; for (1.." .. lines ..
+    ") { select(undef, undef, undef, 0.002); print \"$_\\n\" }'")
+  local x = 0
+  for _ in f:lines() do x = x + spin(per_ms) end
+  f:close()
+  return x
 end
 -- CPU seconds (os.clock) of work(...) under perf.luaprofile(opts) (none:
 -- unprofiled), and the profiler's stats at the end.
