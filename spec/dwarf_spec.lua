@@ -405,7 +405,7 @@ describe("dwarf call graphs", function()
 
     -- ours, live
     local s = assert(perf.session{ events = { "cpu-clock" }, freq = 999, callchain = "dwarf",
-                                   cmd = { shaped, "1500" } })
+                                   cmd = util.target_argv{ shaped, "1500" } })
     local sym = perf.symbolizer()
     local u = perf.unwinder()
     local got, n, cut, cut_short = {}, 0, 0, 0

@@ -518,7 +518,7 @@ describe("queries on profiles", function()
     p:close()
     -- a live session's profile: the workload's own binary leads its rows
     local s = assert(perf.session{ events = { "cpu-clock" }, freq = 999, callchain = "fp",
-      cmd = { "build/progs/shaped", "100" } })
+      cmd = util.target_argv{ "build/progs/shaped", "100" } })
     assert(s:start())
     local sp
     repeat
