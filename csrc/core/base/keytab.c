@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "base/keytab.h"
+#include "base/bigmem.h"
 
 #define CHUNK_MIN ((size_t)64 * 1024)
 #define TAG(h) ((h) & UINT64_C(0xffffffff00000000))
@@ -70,17 +71,17 @@ void keytab__delete(struct keytab *kt)
 		return;
 	for (c = kt->chunks; c; c = next) {
 		next = c->next;
-		free(c);
+		bigmem__free(c);
 	}
-	free(kt->keys);
-	free(kt->slots);
+	bigmem__free(kt->keys);
+	bigmem__free(kt->slots);
 	free(kt);
 }
 
 static int grow_slots(struct keytab *kt)
 {
 	size_t n = kt->nslots ? kt->nslots * 2 : 1024, i;
-	uint64_t *s = calloc(n, sizeof *s);
+	uint64_t *s = bigmem__calloc(n, sizeof *s);
 
 	if (!s)
 		return -ENOMEM;
@@ -90,7 +91,7 @@ static int grow_slots(struct keytab *kt)
 			j = (j + 1) & (n - 1);
 		s[j] = TAG(kt->keys[i].hash) | (i + 1);
 	}
-	free(kt->slots);
+	bigmem__free(kt->slots);
 	kt->slots = s;
 	kt->nslots = n;
 	return 0;
@@ -110,7 +111,7 @@ static char *kt_alloc(struct keytab *kt, size_t len)
 		size_t hdr = (sizeof *c + 7) & ~(size_t)7;
 		if (c && c->cap * 2 > cap && c->cap < ((size_t)16 << 20))
 			cap = c->cap * 2 > need ? c->cap * 2 : need;
-		c = malloc(hdr + cap);
+		c = bigmem__malloc(hdr + cap);
 		if (!c)
 			return NULL;
 		c->bytes = (char *)c + hdr;
@@ -167,7 +168,7 @@ int keytab__intern(struct keytab *kt, const void *key, size_t len, uint32_t *id,
 		return -E2BIG;
 	if (kt->n == kt->cap) {
 		size_t cap = kt->cap ? kt->cap * 2 : 256;
-		struct kt_key *k = realloc(kt->keys, cap * sizeof *k);
+		struct kt_key *k = bigmem__realloc(kt->keys, cap * sizeof *k);
 		if (!k)
 			return -ENOMEM;
 		kt->keys = k;

@@ -1,17 +1,18 @@
 /* Linear probing, at most half full; the table doubles when it would not be. */
 #include <stdlib.h>
 #include "base/u64map.h"
+#include "base/bigmem.h"
 
 void u64map__exit(struct u64map *m)
 {
-	free(m->slots);
+	bigmem__free(m->slots);
 	u64map__init(m);
 }
 
 static int grow(struct u64map *m)
 {
 	size_t n = m->nslots ? m->nslots * 2 : 256, i;
-	struct u64map_slot *s = calloc(n, sizeof *s);
+	struct u64map_slot *s = bigmem__calloc(n, sizeof *s);
 
 	if (!s)
 		return -1;
@@ -23,7 +24,7 @@ static int grow(struct u64map *m)
 			;
 		s[j] = m->slots[i];
 	}
-	free(m->slots);
+	bigmem__free(m->slots);
 	m->slots = s;
 	m->nslots = n;
 	return 0;

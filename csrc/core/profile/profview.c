@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "base/keytab.h"
+#include "base/bigmem.h"
 #include "base/u64map.h"
 #include "profile/profview.h"
 #include "profile/stacktab.h"
@@ -126,7 +127,7 @@ static struct pv_frame *new_frame(struct profview *pv, uint32_t *id)
 
 	if (pv->nframes == pv->frames_cap) {
 		size_t cap = pv->frames_cap ? pv->frames_cap * 2 : 1024;
-		f = realloc(pv->frames, cap * sizeof *f);
+		f = bigmem__realloc(pv->frames, cap * sizeof *f);
 		if (!f)
 			return NULL;
 		pv->frames = f;
@@ -476,7 +477,7 @@ static int push_id(struct profview *pv, uint32_t id)
 {
 	if (pv->nids == pv->ids_cap) {
 		size_t cap = pv->ids_cap ? pv->ids_cap * 2 : 4096;
-		uint32_t *n = realloc(pv->ids, cap * sizeof *n);
+		uint32_t *n = bigmem__realloc(pv->ids, cap * sizeof *n);
 		if (!n)
 			return -ENOMEM;
 		pv->ids = n;
@@ -524,14 +525,14 @@ static int build(struct profview *pv, const struct profview_opts *o)
 	size_t sid = 0;
 	/* room from the start; each grows as it fills */
 	size_t nav = 0, avcap = 1024, nsl = 0, slcap = 16, nsa = 0, sacap = 4096;
-	struct pv_addr *av = calloc(avcap, sizeof *av);
+	struct pv_addr *av = bigmem__calloc(avcap, sizeof *av);
 	struct space_list *sl = calloc(slcap, sizeof *sl);
-	uint32_t *stack_addr = calloc(sacap, sizeof *stack_addr);  /* per stack address:
+	uint32_t *stack_addr = bigmem__calloc(sacap, sizeof *stack_addr);  /* per stack address:
 								   its pv_addr id or named */
 	struct ptr_cache *pc = calloc(1, sizeof *pc);
 	int rc = 0;
 
-	pv->stacks = calloc(ns ? ns : 1, sizeof *pv->stacks);
+	pv->stacks = bigmem__calloc(ns ? ns : 1, sizeof *pv->stacks);
 	if (!spaces || !pv->stacks || !pc || !av || !sl || !stack_addr) {
 		rc = -ENOMEM;
 		goto out;
@@ -556,7 +557,7 @@ static int build(struct profview *pv, const struct profview_opts *o)
 
 			if (nsa == sacap) {
 				size_t cap = sacap ? sacap * 2 : 4096;
-				uint32_t *n = realloc(stack_addr, cap * sizeof *n);
+				uint32_t *n = bigmem__realloc(stack_addr, cap * sizeof *n);
 				if (!n) { rc = -ENOMEM; break; }
 				stack_addr = n;
 				sacap = cap;
@@ -604,7 +605,7 @@ static int build(struct profview *pv, const struct profview_opts *o)
 				continue;
 			if (nav == avcap) {
 				size_t cap = avcap ? avcap * 2 : 1024;
-				struct pv_addr *n = realloc(av, cap * sizeof *n);
+				struct pv_addr *n = bigmem__realloc(av, cap * sizeof *n);
 				if (!n) { rc = -ENOMEM; break; }
 				av = n;
 				avcap = cap;
@@ -669,8 +670,8 @@ out:
 		u64map__exit(&sl[k].addrs);
 	}
 	free(sl);
-	free(av);
-	free(stack_addr);
+	bigmem__free(av);
+	bigmem__free(stack_addr);
 	free(pc);
 	keytab__delete(spaces);
 	return rc;
@@ -712,9 +713,9 @@ void profview__delete(struct profview *pv)
 	if (!pv)
 		return;
 	keytab__delete(pv->strs);
-	free(pv->frames);
-	free(pv->stacks);
-	free(pv->ids);
+	bigmem__free(pv->frames);
+	bigmem__free(pv->stacks);
+	bigmem__free(pv->ids);
 	free(pv->named);
 	u64map__exit(&pv->by_ptr);
 	u64map__exit(&pv->dsonames);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "profile/stacktab.h"
+#include "base/bigmem.h"
 #include "record/record.h"
 
 /* A slot holds the stack's hash's upper half over its index + 1, and the
@@ -95,7 +96,7 @@ struct stacktab *stacktab__new(void)
 	if (!st)
 		return NULL;
 	st->nslots = 1024;
-	st->slots = calloc(st->nslots, sizeof *st->slots);
+	st->slots = bigmem__calloc(st->nslots, sizeof *st->slots);
 	if (!st->slots) {
 		free(st);
 		return NULL;
@@ -129,11 +130,11 @@ void stacktab__delete(struct stacktab *st)
 		free(st->wnames[i]);
 	free(st->names);
 	free(st->name_slots);
-	free(st->w);
+	bigmem__free(st->w);
 	free(st->events);
-	free(st->e);
-	free(st->arena);
-	free(st->slots);
+	bigmem__free(st->e);
+	bigmem__free(st->arena);
+	bigmem__free(st->slots);
 	free(st);
 }
 
@@ -202,7 +203,7 @@ static int event_index(struct stacktab *st, const char *name, uint32_t *out)
 static int grow_slots(struct stacktab *st)
 {
 	size_t n = st->nslots * 2, i;
-	uint64_t *s = calloc(n, sizeof *s);
+	uint64_t *s = bigmem__calloc(n, sizeof *s);
 
 	if (!s)
 		return -ENOMEM;
@@ -214,7 +215,7 @@ static int grow_slots(struct stacktab *st)
 			;
 		s[j] = st->slots[i];
 	}
-	free(st->slots);
+	bigmem__free(st->slots);
 	st->slots = s;
 	st->nslots = n;
 	return 0;
@@ -271,7 +272,7 @@ static int reserve(struct stacktab *st, size_t n)
 	cap = st->arena_cap ? st->arena_cap * 2 : 4096;
 	while (cap < st->arena_len + n)
 		cap *= 2;
-	ar = realloc(st->arena, cap * sizeof *ar);
+	ar = bigmem__realloc(st->arena, cap * sizeof *ar);
 	if (!ar)
 		return -ENOMEM;
 	st->arena = ar;
@@ -392,12 +393,12 @@ static int add(struct stacktab *st, const uint64_t *key, unsigned nkey,
 		return nkey > 65535 ? -E2BIG : -ENOMEM;
 	if (st->nr == st->cap) {
 		size_t cap = st->cap ? st->cap * 2 : 256;
-		e = realloc(st->e, cap * sizeof *e);
+		e = bigmem__realloc(st->e, cap * sizeof *e);
 		if (!e)
 			return -ENOMEM;
 		st->e = e;
 		if (st->w) {
-			uint64_t *nw = realloc(st->w, cap * STACKTAB_MAX_WEIGHTS * sizeof *nw);
+			uint64_t *nw = bigmem__realloc(st->w, cap * STACKTAB_MAX_WEIGHTS * sizeof *nw);
 			if (!nw)
 				return -ENOMEM;
 			memset(nw + st->cap * STACKTAB_MAX_WEIGHTS, 0,
@@ -1171,7 +1172,7 @@ int stacktab__weight(struct stacktab *st, const char *name)
 	if (st->nweights == STACKTAB_MAX_WEIGHTS)
 		return -E2BIG;
 	if (!st->w) {
-		st->w = calloc((st->cap ? st->cap : 1) * STACKTAB_MAX_WEIGHTS, sizeof *st->w);
+		st->w = bigmem__calloc((st->cap ? st->cap : 1) * STACKTAB_MAX_WEIGHTS, sizeof *st->w);
 		if (!st->w)
 			return -ENOMEM;
 	}

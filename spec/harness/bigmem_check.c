@@ -1,0 +1,132 @@
+/*
+ * base/bigmem.h and the tables built on it, at sizes past BIGMEM_MIN
+ * (spec/pipeline_spec.lua): contents kept across every growth (malloc to
+ * a mapping, mremap), calloc's zeroes, the huge-page advice on a mapped
+ * block (its VMA's "hg" flag in /proc/self/smaps), u64map and keytab with
+ * millions of keys.  Prints "name=value" pairs; exits 1 on the first
+ * broken check.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/bigmem.h"
+#include "base/keytab.h"
+#include "base/u64map.h"
+
+#define CHECK(c) do { if (!(c)) { printf("FAIL %s:%d %s\n", __FILE__, __LINE__, #c); exit(1); } } while (0)
+
+/* Whether the mapping holding p carries the huge-page advice (VmFlags hg). */
+static int advised(const void *p)
+{
+	FILE *f = fopen("/proc/self/smaps", "r");
+	char line[512];
+	int in = 0, hg = -1;
+	uintptr_t a = (uintptr_t)p;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof line, f)) {
+		uintptr_t lo, hi;
+		if (sscanf(line, "%" SCNxPTR "-%" SCNxPTR " ", &lo, &hi) == 2 && strchr(line, ' ') &&
+		    line[strspn(line, "0123456789abcdef")] == '-') {
+			in = a >= lo && a < hi;
+			continue;
+		}
+		if (in && !strncmp(line, "VmFlags:", 8)) {
+			hg = strstr(line, " hg") != NULL;
+			break;
+		}
+	}
+	fclose(f);
+	return hg;
+}
+
+static uint64_t word(size_t i)
+{
+	return (uint64_t)i * UINT64_C(0x9e3779b97f4a7c15) ^ 0x5a5a;
+}
+
+int main(void)
+{
+	size_t n = 128, have = 0, i, mapped_at = 0;
+	uint64_t *a = NULL, *z;
+	struct u64map m;
+	struct keytab *kt;
+	int hg = -1;
+
+	/* 1 KiB to 64 MiB by doubling: every word written stays */
+	for (; n <= ((size_t)64 << 20) / sizeof *a; n *= 2) {
+		uint64_t *b = bigmem__realloc(a, n * sizeof *a);
+		CHECK(b != NULL);
+		a = b;
+		for (i = 0; i < have; i++)
+			CHECK(a[i] == word(i));
+		for (i = have; i < n; i++)
+			a[i] = word(i);
+		have = n;
+		if (bigmem__mapped(a) && !mapped_at) {
+			mapped_at = n * sizeof *a;
+			hg = advised(a);
+		}
+	}
+	CHECK(!bigmem__mapped(a) || hg != -1);
+	printf("grow=ok mapped_at=%zu advised=%d mapped=%d\n", mapped_at, hg, bigmem__mapped(a));
+	/* shrinking keeps the first bytes */
+	a = bigmem__realloc(a, 1000 * sizeof *a);
+	CHECK(a != NULL);
+	for (i = 0; i < 1000; i++)
+		CHECK(a[i] == word(i));
+	bigmem__free(a);
+
+	/* calloc: zeroes, big and small; malloc of nothing */
+	z = bigmem__calloc((size_t)3 << 20, sizeof *z);
+	CHECK(z != NULL);
+	for (i = 0; i < ((size_t)3 << 20); i += 511)
+		CHECK(z[i] == 0);
+	bigmem__free(z);
+	z = bigmem__calloc(10, sizeof *z);
+	CHECK(z != NULL && z[9] == 0 && !bigmem__mapped(z));
+	bigmem__free(z);
+	CHECK(bigmem__calloc(SIZE_MAX / 4, 8) == NULL);
+	bigmem__free(NULL);
+	printf("calloc=ok\n");
+
+	/* u64map: 3M keys (48 MiB of slots by the end) */
+	u64map__init(&m);
+	for (i = 0; i < 3000000; i++) {
+		int added;
+		uint32_t *v = u64map__insert(&m, word(i), (uint32_t)i, &added);
+		CHECK(v != NULL && added);
+	}
+	for (i = 0; i < 3000000; i++) {
+		uint32_t *v = u64map__find(&m, word(i));
+		CHECK(v != NULL && *v == (uint32_t)i);
+	}
+	CHECK(u64map__find(&m, word(3000001)) == NULL);
+	printf("u64map=ok slots=%zu mapped=%d\n", m.nslots, bigmem__mapped(m.slots));
+	u64map__exit(&m);
+
+	/* keytab: 1M strings */
+	kt = keytab__new();
+	CHECK(kt != NULL);
+	for (i = 0; i < 1000000; i++) {
+		char s[32];
+		uint32_t id;
+		int added;
+		snprintf(s, sizeof s, "frame_%zu", i);
+		CHECK(keytab__intern(kt, s, strlen(s), &id, &added) == 0 && added && id == i);
+	}
+	for (i = 0; i < 1000000; i += 7) {
+		char s[32];
+		uint32_t id;
+		size_t len;
+		snprintf(s, sizeof s, "frame_%zu", i);
+		CHECK(keytab__find(kt, s, strlen(s), &id) == 0 && id == i);
+		CHECK(!strcmp(keytab__key(kt, id, &len), s) && len == strlen(s));
+	}
+	printf("keytab=ok count=%zu\n", keytab__count(kt));
+	keytab__delete(kt);
+	return 0;
+}
