@@ -511,10 +511,74 @@ static uint32_t intern_ptr(struct profview *pv, struct ptr_cache *c, const char 
 /* Growable arrays of address ids, one per space in first-seen order. */
 struct space_list {
 	int64_t space;
-	struct u64map addrs;   /* address -> its pv_addr id */
 	uint32_t *ids;
 	size_t n, cap;
 };
+
+/* (space list index, address) -> its pv_addr id, for every space in one
+ * table: a system-wide profile has thousands of spaces, and a table each
+ * cost a growth of its own and fresh pages each. */
+struct addr_slot {
+	uint64_t addr;
+	uint32_t sid1;         /* space list index + 1; 0: empty */
+	uint32_t id;
+};
+
+struct addr_map {
+	struct addr_slot *slots;
+	size_t n, nslots;
+};
+
+static size_t addr_home(uint64_t addr, uint32_t sid1, size_t nslots)
+{
+	return u64map__hash(addr ^ ((uint64_t)sid1 * UINT64_C(0x9e3779b97f4a7c15))) & (nslots - 1);
+}
+
+static int addr_grow(struct addr_map *m)
+{
+	size_t n = m->nslots ? m->nslots * 2 : 4096, i;
+	struct addr_slot *s = bigmem__calloc(n, sizeof *s);
+
+	if (!s)
+		return -ENOMEM;
+	for (i = 0; i < m->nslots; i++) {
+		const struct addr_slot *o = &m->slots[i];
+		size_t j;
+		if (!o->sid1)
+			continue;
+		for (j = addr_home(o->addr, o->sid1, n); s[j].sid1; j = (j + 1) & (n - 1))
+			;
+		s[j] = *o;
+	}
+	bigmem__free(m->slots);
+	m->slots = s;
+	m->nslots = n;
+	return 0;
+}
+
+/* The id of (sid, addr), inserted as id when new (*added set). */
+static int addr_insert(struct addr_map *m, size_t sid, uint64_t addr, uint32_t id,
+		       uint32_t *out, int *added)
+{
+	uint32_t sid1 = (uint32_t)sid + 1;
+	size_t j;
+
+	*added = 0;
+	if (2 * (m->n + 1) > m->nslots && addr_grow(m))
+		return -ENOMEM;
+	for (j = addr_home(addr, sid1, m->nslots); m->slots[j].sid1; j = (j + 1) & (m->nslots - 1))
+		if (m->slots[j].addr == addr && m->slots[j].sid1 == sid1) {
+			*out = m->slots[j].id;
+			return 0;
+		}
+	m->slots[j].addr = addr;
+	m->slots[j].sid1 = sid1;
+	m->slots[j].id = id;
+	m->n++;
+	*added = 1;
+	*out = id;
+	return 0;
+}
 
 static int build(struct profview *pv, const struct profview_opts *o)
 {
@@ -530,6 +594,7 @@ static int build(struct profview *pv, const struct profview_opts *o)
 	uint32_t *stack_addr = bigmem__calloc(sacap, sizeof *stack_addr);  /* per stack address:
 								   its pv_addr id or named */
 	struct ptr_cache *pc = calloc(1, sizeof *pc);
+	struct addr_map am = { NULL, 0, 0 };
 	int rc = 0;
 
 	pv->stacks = bigmem__calloc(ns ? ns : 1, sizeof *pv->stacks);
@@ -588,17 +653,14 @@ static int build(struct profview *pv, const struct profview_opts *o)
 						slcap = cap;
 					}
 					memset(&sl[nsl], 0, sizeof sl[nsl]);
-					u64map__init(&sl[nsl].addrs);
 					sl[nsl++].space = key.space;
 				}
 				sid = sk;
 				last_space = key.space;
 			}
-			{
-				uint32_t *slot = u64map__insert(&sl[sid].addrs, a, (uint32_t)nav, &added);
-				if (!slot) { rc = -ENOMEM; break; }
-				id = *slot;
-			}
+			if (sid >= UINT32_MAX - 1) { rc = -E2BIG; break; }
+			if ((rc = addr_insert(&am, sid, a, (uint32_t)nav, &id, &added)))
+				break;
 			if (id >= UINT32_C(0x80000000)) { rc = -E2BIG; break; }
 			stack_addr[nsa++] = id;
 			if (!added)
@@ -665,10 +727,9 @@ static int build(struct profview *pv, const struct profview_opts *o)
 	}
 	pv->nstacks = ns;
 out:
-	for (k = 0; k < nsl; k++) {
+	for (k = 0; k < nsl; k++)
 		free(sl[k].ids);
-		u64map__exit(&sl[k].addrs);
-	}
+	bigmem__free(am.slots);
 	free(sl);
 	bigmem__free(av);
 	bigmem__free(stack_addr);
