@@ -23,6 +23,7 @@
 #include "base/keytab.h"
 #include "base/u64map.h"
 #include "profile/profview.h"
+#include "base/bigmem.h"
 #include "profile/pvreport.h"
 #include "profile/stacktab.h"
 
@@ -169,11 +170,11 @@ static int row_of(struct acc *a, uint32_t fk, size_t i, uint32_t frame, int kind
 		struct pvreport_row *r;
 		if (a->nrows == a->cap) {
 			size_t cap = a->cap ? a->cap * 2 : 1024, *st;
-			r = realloc(a->rows, cap * sizeof *r);
+			r = bigmem__realloc(a->rows, cap * sizeof *r);
 			if (!r)
 				return -ENOMEM;
 			a->rows = r;
-			st = realloc(a->stamp, cap * sizeof *st);
+			st = bigmem__realloc(a->stamp, cap * sizeof *st);
 			if (!st)
 				return -ENOMEM;
 			a->stamp = st;
@@ -481,7 +482,7 @@ int pvreport__new(struct profview *pv, const struct pvreport_opts *o, struct pvr
 	a.frame_keys = has_key(o, is_frame_key);
 	a.fkt = keytab__new();
 	a.skt = keytab__new();
-	a.fk = calloc(profview__nframes(pv) * 4 + 1, sizeof *a.fk);
+	a.fk = bigmem__calloc(profview__nframes(pv) * 4 + 1, sizeof *a.fk);
 	u64map__init(&a.rowmap);
 	r = calloc(1, sizeof *r);
 	view = malloc(viewcap = 256);
@@ -524,7 +525,7 @@ int pvreport__new(struct profview *pv, const struct pvreport_opts *o, struct pvr
 		bytes += a.rows[kept].keylen + 1;
 		kept++;
 	}
-	r->keys = malloc(bytes ? bytes : 1);
+	r->keys = bigmem__malloc(bytes ? bytes : 1);
 	if (!r->keys) {
 		rc = -ENOMEM;
 		goto fail;
@@ -542,9 +543,9 @@ int pvreport__new(struct profview *pv, const struct pvreport_opts *o, struct pvr
 	r->rows = a.rows;
 	r->n = kept;
 	parent_exit(&a);
-	free(a.stamp);
+	bigmem__free(a.stamp);
 	free(view);
-	free(a.fk);
+	bigmem__free(a.fk);
 	u64map__exit(&a.rowmap);
 	keytab__delete(a.fkt);
 	keytab__delete(a.skt);
@@ -552,15 +553,15 @@ int pvreport__new(struct profview *pv, const struct pvreport_opts *o, struct pvr
 	return 0;
 fail:
 	parent_exit(&a);
-	free(a.rows);
-	free(a.stamp);
+	bigmem__free(a.rows);
+	bigmem__free(a.stamp);
 	free(view);
-	free(a.fk);
+	bigmem__free(a.fk);
 	u64map__exit(&a.rowmap);
 	keytab__delete(a.fkt);
 	keytab__delete(a.skt);
 	if (r)
-		free(r->keys);
+		bigmem__free(r->keys);
 	free(r);
 	return rc;
 }
@@ -569,8 +570,8 @@ void pvreport__delete(struct pvreport *r)
 {
 	if (!r)
 		return;
-	free(r->rows);
-	free(r->keys);
+	bigmem__free(r->rows);
+	bigmem__free(r->keys);
 	free(r);
 }
 
@@ -593,12 +594,12 @@ static int graph_node(struct pvgraph *g, uint32_t name, uint32_t *id)
 {
 	if (g->n == g->cap) {
 		size_t cap = g->cap ? g->cap * 2 : 1024;
-		struct pvgraph_node *n = realloc(g->nodes, cap * sizeof *n);
+		struct pvgraph_node *n = bigmem__realloc(g->nodes, cap * sizeof *n);
 		uint32_t *sib;
 		if (!n)
 			return -ENOMEM;
 		g->nodes = n;
-		sib = realloc(g->sib, cap * sizeof *sib);
+		sib = bigmem__realloc(g->sib, cap * sizeof *sib);
 		if (!sib)
 			return -ENOMEM;
 		g->sib = sib;
@@ -690,7 +691,8 @@ int pvgraph__new(struct profview *pv, const struct pvreport_opts *o,
 	}
 	g->pv = pv;
 	/* room from the start: the roots go in first */
-	if (!(g->nodes = calloc(1024, sizeof *g->nodes)) || !(g->sib = calloc(1024, sizeof *g->sib))) {
+	if (!(g->nodes = bigmem__calloc(1024, sizeof *g->nodes)) ||
+	    !(g->sib = bigmem__calloc(1024, sizeof *g->sib))) {
 		rc = -ENOMEM;
 		goto done;
 	}
@@ -814,7 +816,7 @@ int pvgraph__new(struct profview *pv, const struct pvreport_opts *o,
 	if (rc)
 		goto done;
 	/* the kids lists: from the linked ones into one sorted array */
-	g->kids = malloc((g->n ? g->n : 1) * sizeof *g->kids);
+	g->kids = bigmem__malloc((g->n ? g->n : 1) * sizeof *g->kids);
 	if (!g->kids) {
 		rc = -ENOMEM;
 		goto done;
@@ -832,7 +834,7 @@ int pvgraph__new(struct profview *pv, const struct pvreport_opts *o,
 	}
 	for (i = 0; i < g->n; i++)
 		qsort_r(g->kids + g->nodes[i].kids, g->nodes[i].nkids, sizeof *g->kids, kid_order, g);
-	free(g->sib);
+	bigmem__free(g->sib);
 	g->sib = NULL;
 done:
 	free(uniq);
@@ -853,9 +855,9 @@ void pvgraph__delete(struct pvgraph *g)
 {
 	if (!g)
 		return;
-	free(g->nodes);
-	free(g->sib);
-	free(g->kids);
+	bigmem__free(g->nodes);
+	bigmem__free(g->sib);
+	bigmem__free(g->kids);
 	free(g->roots);
 	free(g);
 }
