@@ -1,5 +1,6 @@
 /* The listing's address cache (script_cache.h). */
 #include "perfdata/script_cache.h"
+#include "base/bigmem.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -66,7 +67,7 @@ static int grow(struct script_cache *c)
 	uint32_t *slot;
 
 	/* indexes are 32-bit: no file has that many distinct addresses */
-	if (cap > ((size_t)1 << 31) || !(slot = calloc(cap, sizeof *slot)))
+	if (cap > ((size_t)1 << 31) || !(slot = bigmem__calloc(cap, sizeof *slot)))
 		return -ENOMEM;
 	for (i = 0; i < c->n; i++) {
 		for (j = hash2(c->f[i].space, c->f[i].addr) & (cap - 1); slot[j];
@@ -74,7 +75,7 @@ static int grow(struct script_cache *c)
 			;
 		slot[j] = (uint32_t)i + 1;
 	}
-	free(c->slot);
+	bigmem__free(c->slot);
 	c->slot = slot;
 	c->cap = cap;
 	return 0;
@@ -95,7 +96,7 @@ struct script_frame *script_cache__get(struct script_cache *c, uint64_t space, u
 	}
 	if (c->n == c->fcap) {
 		size_t fcap = c->fcap ? c->fcap * 2 : 4096;
-		struct script_frame *v = realloc(c->f, fcap * sizeof *v);
+		struct script_frame *v = bigmem__realloc(c->f, fcap * sizeof *v);
 		if (!v)
 			return NULL;
 		c->f = v;
@@ -138,7 +139,7 @@ void script_cache__exit(struct script_cache *c)
 	for (i = 0; i < c->nowned; i++)
 		free(c->owned[i]);
 	free(c->owned);
-	free(c->f);
-	free(c->slot);
+	bigmem__free(c->f);
+	bigmem__free(c->slot);
 	free(c->g);
 }

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "base/bigmem.h"
 #include "symbol/symtab.h"
 #include "symbol/demangle.h"
 
@@ -19,9 +20,9 @@ void symtab__exit(struct symtab *t)
 		if (d != NULL && d != t->str + t->v[i].name)
 			free((char *)d);
 	}
-	free(t->v);
-	free(t->str);
-	free(t->starts);
+	bigmem__free(t->v);
+	bigmem__free(t->str);
+	bigmem__free(t->starts);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -37,7 +38,7 @@ static int grow(void **p, size_t *cap, size_t need, size_t elem)
 			return -ENOMEM;
 		ncap *= 2;
 	}
-	np = realloc(*p, ncap * elem);
+	np = bigmem__realloc(*p, ncap * elem);
 	if (np == NULL)
 		return -ENOMEM;
 	*p = np;
@@ -111,7 +112,7 @@ int symtab__finish(struct symtab *t, uint64_t limit)
 {
 	size_t i, o;
 
-	free(t->starts);
+	bigmem__free(t->starts);
 	t->starts = NULL;
 	if (t->n == 0)
 		return 0;
@@ -140,7 +141,7 @@ int symtab__finish(struct symtab *t, uint64_t limit)
 			s->end = limit > s->start ? limit : s->start + 1;
 	}
 	/* The search touches 8 bytes per step instead of a whole entry. */
-	t->starts = malloc(t->n * sizeof(*t->starts));
+	t->starts = bigmem__malloc(t->n * sizeof(*t->starts));
 	if (t->starts == NULL)
 		return -ENOMEM;
 	for (i = 0; i < t->n; i++)
