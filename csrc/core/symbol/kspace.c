@@ -447,6 +447,24 @@ static const char *module_dso(const struct kspace *k, struct kmodule *m)
 	return m->dso;
 }
 
+/* A recording's maps name the object without a symbol table: kallsyms
+ * (10 ms and megabytes) is read only when a symbol is asked for. */
+const char *kspace__object(struct kspace *k, struct dso_cache *dsos, uint64_t addr)
+{
+	struct kspace_hit h;
+
+	if (k->have_map || k->recorded) {
+		struct kmodule *m = find_module(k, addr);
+		if (m != NULL)
+			return module_dso(k, m);
+		if (!k->have_map || addr < k->start || addr >= k->end)
+			return NULL;
+		return "[kernel.kallsyms]";
+	}
+	kspace__lookup(k, dsos, addr, &h);
+	return h.dso;
+}
+
 int kspace__lookup(struct kspace *k, struct dso_cache *dsos, uint64_t addr,
 		   struct kspace_hit *hit)
 {

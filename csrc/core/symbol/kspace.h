@@ -76,6 +76,9 @@ int kspace__set_build_id(struct kspace *k, const char *path, const uint8_t *id, 
 int kspace__use_kallsyms(struct kspace *k, const char *path);
 int kspace__use_vmlinux(struct kspace *k, const char *path);
 
+/* The object of a kernel address (a module or "[kernel.kallsyms]"), or NULL. */
+const char *kspace__object(struct kspace *k, struct dso_cache *dsos, uint64_t addr);
+
 /*
  * Looks addr up: 0 and a symbol, or -ENOENT with hit->dso still naming the
  * map when there is one, and k->why saying why there is no symbol.

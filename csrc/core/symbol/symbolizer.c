@@ -586,11 +586,8 @@ const char *symbolizer__object_of(struct symbolizer *s, uint32_t pid, uint64_t a
 	struct addrspace *as;
 	struct map *m;
 
-	if (kernel) {
-		struct kspace_hit h;
-		kspace__lookup(&s->kernel, s->dsos, addr, &h);
-		return h.dso;
-	}
+	if (kernel)
+		return kspace__object(&s->kernel, s->dsos, addr);
 	as = space_of(s, pid);
 	m = as != NULL ? addrspace__find(as, addr) : NULL;
 	return m != NULL && m->kind != MAP_ANON ? m->path : NULL;
