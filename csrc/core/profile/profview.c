@@ -564,7 +564,9 @@ static int addr_insert(struct addr_map *m, size_t sid, uint64_t addr, uint32_t i
 	size_t j;
 
 	*added = 0;
-	if (2 * (m->n + 1) > m->nslots && addr_grow(m))
+	/* three quarters full at most: it is the view's largest block while
+	 * it is built (16 bytes a distinct address) */
+	if (4 * (m->n + 1) > 3 * m->nslots && addr_grow(m))
 		return -ENOMEM;
 	for (j = addr_home(addr, sid1, m->nslots); m->slots[j].sid1; j = (j + 1) & (m->nslots - 1))
 		if (m->slots[j].addr == addr && m->slots[j].sid1 == sid1) {
