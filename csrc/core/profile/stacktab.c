@@ -20,9 +20,9 @@
 
 struct st_entry {
 	uint64_t hash;
-	size_t key;                 /* the key (chain with context markers) in the
-				       arena, then the addresses (markers removed) */
-	uint16_t nkey, nr, nkernel;
+	size_t key;                 /* its addresses (markers removed) in the arena,
+				       then a discarded chain's own ip */
+	uint16_t nr, nkernel;
 	uint8_t own;                /* a discarded chain's own ip follows the
 				       addresses: 1 a user one, 2 a kernel one */
 	uint32_t ev;
@@ -77,6 +77,8 @@ struct stacktab {
 	const struct evtab *cache_t;
 	int32_t cache_ev[64];
 	uint64_t scratch[PERF_MAX_STACK_DEPTH * 4 + 8];
+	uint64_t *stripped;          /* a chain's addresses as add() keys them */
+	size_t stripped_cap;
 	struct stacktab_meta meta;
 	/* Named frames: the names, and a hash of their indices. */
 	char **names;
@@ -135,6 +137,7 @@ void stacktab__delete(struct stacktab *st)
 	bigmem__free(st->e);
 	bigmem__free(st->arena);
 	bigmem__free(st->slots);
+	free(st->stripped);
 	free(st);
 }
 
@@ -154,7 +157,7 @@ static inline uint64_t mix(uint64_t h, uint64_t v)
  * always changes its lane) in four lanes, so a deep stack costs about a
  * cycle per address instead of a multiply latency per address; equal
  * hashes are confirmed by a compare anyway. */
-static uint64_t stack_hash(const uint64_t *a, unsigned nr, uint32_t ev,
+static uint64_t stack_hash(const uint64_t *a, unsigned nr, uint64_t shape, uint32_t ev,
 			   int32_t pid, int32_t tid, uint32_t comm, uint32_t tag)
 {
 	const uint64_t K = UINT64_C(0x9e3779b97f4a7c15);
@@ -172,7 +175,7 @@ static uint64_t stack_hash(const uint64_t *a, unsigned nr, uint32_t ev,
 	h0 = mix(h0, h1);
 	h0 = mix(h0, h2);
 	h0 = mix(h0, h3);
-	h0 = mix(h0, ((uint64_t)nr << 32) ^ ev ^ ((uint64_t)comm << 40));
+	h0 = mix(h0, shape ^ ev ^ ((uint64_t)comm << 40));
 	h0 = mix(h0, (((uint64_t)(uint32_t)pid << 32) | (uint32_t)tid) ^ ((uint64_t)tag * K));
 	return h0 ^ (h0 >> 29);
 }
@@ -323,45 +326,32 @@ static unsigned cut_depth(const uint64_t *key, unsigned nkey, unsigned depth)
 
 static uint32_t sample_tag(struct stacktab *st, uint64_t stype, uint32_t cpu, uint64_t time);
 
-static int add(struct stacktab *st, const uint64_t *key, unsigned nkey,
-	       uint32_t ev, int32_t pid, int32_t tid, uint32_t comm, uint32_t tag, uint32_t gen,
-	       uint64_t count, uint64_t period, const uint64_t *w)
+/*
+ * The hot path, on a stack as the table keeps it: its addresses (context
+ * markers removed; with the count of leading kernel ones, they say all the
+ * markers did) and a discarded chain's own ip after them.  A known stack
+ * costs a hash, a probe and one compare; nothing is allocated.
+ */
+static int add_stripped(struct stacktab *st, const uint64_t *addrs, unsigned nr, unsigned nk,
+			unsigned own, uint32_t ev, int32_t pid, int32_t tid, uint32_t comm,
+			uint32_t tag, uint32_t gen, uint64_t count, uint64_t period,
+			const uint64_t *w)
 {
-	uint64_t h, okey[4];
+	unsigned nw = nr + (own ? 1 : 0);
+	uint64_t h, shape = (uint64_t)nr << 32 | (uint64_t)nk << 8 | own;
 	size_t j;
 	struct st_entry *e;
-	unsigned nr, nk, own;
 
-	if (st->no_frames)
-		nkey = 0;
-	else if (st->max_depth && nkey > st->max_depth)
-		nkey = cut_depth(key, nkey, st->max_depth);
-	if (st->space_gen && pid >= 0 && nkey)
+	if (st->space_gen && pid >= 0 && nw)
 		gen = st->space_gen(st->space_gen_arg, pid);
-	if (st->leaf_object && st->max_depth == 1 && nkey > 1 && nkey <= 4 &&
-	    key[nkey - 1] < (uint64_t)PERF_CONTEXT_MAX &&
-	    key[nkey - 2] >= (uint64_t)PERF_CONTEXT_MAX) {
-		/* [markers..., leaf]: the leaf's own marker says whose it is */
-		int kernel = record__kernel_context(key[nkey - 2]);
-		uint64_t frame;
-		int rc = st->leaf_object(st->leaf_object_arg, pid, kernel, key[nkey - 1], &frame);
-		if (rc < 0)
-			return rc;
-		if (rc > 0) {
-			memcpy(okey, key, (nkey - 1) * sizeof *key);
-			okey[nkey - 1] = frame;
-			key = okey;
-		}
-	}
-
 	/* Hot loops repeat a stack sample after sample: try the previous one
 	 * first (a miss usually differs at the leaf, the first word). */
 	if (st->last) {
 		e = &st->e[st->last - 1];
-		if (e->nkey == nkey && e->ev == ev && e->pid == pid && e->tid == tid &&
-		    e->comm == comm && e->tag == tag && e->gen == gen && (!nkey || st->arena[e->key + nkey - 1] == key[nkey - 1]) &&
-		    (nkey < 2 || st->arena[e->key + 1] == key[1]) &&
-		    same_key(st->arena + e->key, key, nkey)) {
+		if (e->nr == nr && e->nkernel == nk && e->own == own && e->ev == ev &&
+		    e->pid == pid && e->tid == tid && e->comm == comm && e->tag == tag &&
+		    e->gen == gen && (!nw || st->arena[e->key] == addrs[0]) &&
+		    same_key(st->arena + e->key, addrs, nw)) {
 			e->count += count;
 			e->period += period;
 			if (w && st->w)
@@ -369,7 +359,7 @@ static int add(struct stacktab *st, const uint64_t *key, unsigned nkey,
 			goto done;
 		}
 	}
-	h = stack_hash(key, nkey, ev, pid, tid, comm, tag ^ (gen << 16));
+	h = stack_hash(addrs, nw, shape, ev, pid, tid, comm, tag ^ (gen << 16));
 	j = SLOT_HOME(h, st->nslots);
 	while (st->slots[j]) {
 		if (SLOT_TAG(st->slots[j]) != SLOT_TAG(h)) {
@@ -377,9 +367,9 @@ static int add(struct stacktab *st, const uint64_t *key, unsigned nkey,
 			continue;
 		}
 		e = &st->e[(uint32_t)st->slots[j] - 1];
-		if (e->hash == h && e->nkey == nkey && e->ev == ev &&
-		    e->pid == pid && e->tid == tid && e->comm == comm && e->tag == tag && e->gen == gen &&
-		    same_key(st->arena + e->key, key, nkey)) {
+		if (e->hash == h && e->nr == nr && e->nkernel == nk && e->own == own &&
+		    e->ev == ev && e->pid == pid && e->tid == tid && e->comm == comm &&
+		    e->tag == tag && e->gen == gen && same_key(st->arena + e->key, addrs, nw)) {
 			e->count += count;
 			e->period += period;
 			st->last = (uint32_t)st->slots[j];
@@ -389,8 +379,8 @@ static int add(struct stacktab *st, const uint64_t *key, unsigned nkey,
 		}
 		j = (j + 1) & (st->nslots - 1);
 	}
-	if (st->nr >= UINT32_MAX - 1 || nkey > 65535)
-		return nkey > 65535 ? -E2BIG : -ENOMEM;
+	if (st->nr >= UINT32_MAX - 1 || nr > 65535)
+		return nr > 65535 ? -E2BIG : -ENOMEM;
 	if (st->nr == st->cap) {
 		size_t cap = st->cap ? st->cap * 2 : 256;
 		e = bigmem__realloc(st->e, cap * sizeof *e);
@@ -398,32 +388,22 @@ static int add(struct stacktab *st, const uint64_t *key, unsigned nkey,
 			return -ENOMEM;
 		st->e = e;
 		if (st->w) {
-			uint64_t *nw = bigmem__realloc(st->w, cap * STACKTAB_MAX_WEIGHTS * sizeof *nw);
-			if (!nw)
+			uint64_t *nw2 = bigmem__realloc(st->w, cap * STACKTAB_MAX_WEIGHTS * sizeof *nw2);
+			if (!nw2)
 				return -ENOMEM;
-			memset(nw + st->cap * STACKTAB_MAX_WEIGHTS, 0,
-			       (cap - st->cap) * STACKTAB_MAX_WEIGHTS * sizeof *nw);
-			st->w = nw;
+			memset(nw2 + st->cap * STACKTAB_MAX_WEIGHTS, 0,
+			       (cap - st->cap) * STACKTAB_MAX_WEIGHTS * sizeof *nw2);
+			st->w = nw2;
 		}
 		st->cap = cap;
 	}
-	if (reserve(st, 2 * (size_t)nkey + 1))  /* + 1: never a NULL arena, even for an empty stack */
+	if (reserve(st, (size_t)nw + 1))  /* + 1: never a NULL arena, even for an empty stack */
 		return -ENOMEM;
 	e = &st->e[st->nr];
 	e->hash = h;
 	e->key = st->arena_len;
-	e->nkey = (uint16_t)nkey;
-	memcpy(st->arena + st->arena_len, key, nkey * sizeof *key);
-	st->arena_len += nkey;
-	nr = strip(key, nkey, st->arena + st->arena_len, &nk, &own);
-	/* In a table of leaf objects a discarded chain's own ip, the one
-	 * address a report counts for it, becomes its object too. */
-	if (own && st->leaf_object && st->max_depth == 1) {
-		uint64_t *ip = st->arena + st->arena_len + nr, frame;
-		if (st->leaf_object(st->leaf_object_arg, pid, own == 2, *ip, &frame) > 0)
-			*ip = frame;
-	}
-	st->arena_len += nr + (own ? 1 : 0);
+	memcpy(st->arena + st->arena_len, addrs, nw * sizeof *addrs);
+	st->arena_len += nw;
 	e->nr = (uint16_t)nr;
 	e->nkernel = (uint16_t)nk;
 	e->own = (uint8_t)own;
@@ -445,6 +425,69 @@ done:
 	st->meta.samples += count;
 	st->meta.period += period;
 	return 0;
+}
+
+/* Room for n stripped words; NULL: out of memory. */
+static uint64_t *stripped_room(struct stacktab *st, size_t n)
+{
+	if (n > st->stripped_cap) {
+		size_t cap = st->stripped_cap ? st->stripped_cap : 256;
+		uint64_t *p;
+		while (cap < n)
+			cap *= 2;
+		p = realloc(st->stripped, cap * sizeof *p);
+		if (!p)
+			return NULL;
+		st->stripped = p;
+		st->stripped_cap = cap;
+	}
+	return st->stripped;
+}
+
+/* A chain as the kernel wrote it (context markers included), cut to the
+ * table's depth, its leaf made its object in a table of leaf objects. */
+static int add(struct stacktab *st, const uint64_t *key, unsigned nkey,
+	       uint32_t ev, int32_t pid, int32_t tid, uint32_t comm, uint32_t tag, uint32_t gen,
+	       uint64_t count, uint64_t period, const uint64_t *w)
+{
+	uint64_t okey[4], *out;
+	unsigned nr, nk, own;
+
+	if (st->no_frames)
+		nkey = 0;
+	else if (st->max_depth && nkey > st->max_depth)
+		nkey = cut_depth(key, nkey, st->max_depth);
+	if (nkey > 65535)
+		return -E2BIG;
+	if (st->leaf_object && st->max_depth == 1 && nkey > 1 && nkey <= 4 &&
+	    key[nkey - 1] < (uint64_t)PERF_CONTEXT_MAX &&
+	    key[nkey - 2] >= (uint64_t)PERF_CONTEXT_MAX) {
+		/* [markers..., leaf]: the leaf's own marker says whose it is */
+		int kernel = record__kernel_context(key[nkey - 2]);
+		uint64_t frame;
+		int rc = st->leaf_object(st->leaf_object_arg, pid, kernel, key[nkey - 1], &frame);
+		if (rc < 0)
+			return rc;
+		if (rc > 0) {
+			memcpy(okey, key, (nkey - 1) * sizeof *key);
+			okey[nkey - 1] = frame;
+			key = okey;
+		}
+	}
+	if (!(out = stripped_room(st, (size_t)nkey + 1)))
+		return -ENOMEM;
+	nr = strip(key, nkey, out, &nk, &own);
+	/* In a table of leaf objects a discarded chain's own ip, the one
+	 * address a report counts for it, becomes its object too. */
+	if (own && st->leaf_object && st->max_depth == 1) {
+		uint64_t frame;
+		int rc = st->leaf_object(st->leaf_object_arg, pid, own == 2, out[nr], &frame);
+		if (rc < 0)
+			return rc;
+		if (rc > 0)
+			out[nr] = frame;
+	}
+	return add_stripped(st, out, nr, nk, own, ev, pid, tid, comm, tag, gen, count, period, w);
 }
 
 /* The key the kernel would write for these addresses: kernel markers
@@ -915,6 +958,24 @@ int stacktab__add_weight_at(struct stacktab *st, size_t i, unsigned k, uint64_t 
 	return 0;
 }
 
+/* Another table's entry e (its words: addrs) into dst, cut to dst's depth. */
+static int add_entry(struct stacktab *dst, const uint64_t *addrs, const struct st_entry *e,
+		     uint32_t ev, uint32_t comm, uint64_t count, uint64_t period,
+		     const uint64_t *w)
+{
+	unsigned nr = e->nr, nk = e->nkernel, own = e->own;
+
+	if (dst->no_frames) {
+		nr = nk = own = 0;
+	} else if (dst->max_depth && nr > dst->max_depth) {
+		nr = dst->max_depth;
+		if (nk > nr)
+			nk = nr;
+	}
+	return add_stripped(dst, addrs, nr, nk, own, ev, e->pid, e->tid, comm, e->tag, e->gen,
+			    count, period, w);
+}
+
 int stacktab__copy_entry(struct stacktab *dst, const struct stacktab *src, size_t i,
 			 uint64_t count, uint64_t period, const uint64_t *w)
 {
@@ -932,15 +993,14 @@ int stacktab__copy_entry(struct stacktab *dst, const struct stacktab *src, size_
 			return wk;
 		dw[wk] = w[k];
 	}
-	key = malloc((e->nkey + 1) * sizeof *key);
+	key = malloc(((size_t)e->nr + 2) * sizeof *key);
 	if (!key)
 		return -ENOMEM;
-	rc = remap_names(dst, src, src->arena + e->key, e->nkey, key);
+	rc = remap_names(dst, src, src->arena + e->key, e->nr + (e->own ? 1 : 0), key);
 	if (!rc)
 		rc = event_index(dst, src->events[e->ev], &ev);
 	if (!rc)
-		rc = add(dst, key, e->nkey, ev, e->pid, e->tid, 0, e->tag, e->gen, count, period,
-			 dst->nweights ? dw : NULL);
+		rc = add_entry(dst, key, e, ev, 0, count, period, dst->nweights ? dw : NULL);
 	free(key);
 	return rc;
 }
@@ -979,18 +1039,19 @@ int stacktab__merge(struct stacktab *dst, const struct stacktab *src)
 	for (i = 0; i < src->nr && !rc; i++) {
 		const struct st_entry *e = &src->e[i];
 		const uint64_t *ekey = src->arena + e->key;
+		unsigned nw = e->nr + (e->own ? 1 : 0);
 		uint32_t ev;
 		if (src->nnames > 0) {
-			if (e->nkey > keycap) {
-				uint64_t *nk = realloc(key, e->nkey * sizeof *nk);
+			if (nw > keycap) {
+				uint64_t *nk = realloc(key, nw * sizeof *nk);
 				if (!nk) {
 					rc = -ENOMEM;
 					break;
 				}
 				key = nk;
-				keycap = e->nkey;
+				keycap = nw;
 			}
-			if ((rc = remap_names(dst, src, ekey, e->nkey, key)))
+			if ((rc = remap_names(dst, src, ekey, nw, key)))
 				break;
 			ekey = key;
 		}
@@ -1007,9 +1068,8 @@ int stacktab__merge(struct stacktab *dst, const struct stacktab *src)
 							   &cmap[e->comm - 1]);
 		}
 		if (!rc)
-			rc = add(dst, ekey, e->nkey, ev, e->pid, e->tid,
-				 e->comm ? cmap[e->comm - 1] : 0, e->tag, e->gen, e->count, e->period,
-				 src->nweights ? w : NULL);
+			rc = add_entry(dst, ekey, e, ev, e->comm ? cmap[e->comm - 1] : 0, e->count,
+				       e->period, src->nweights ? w : NULL);
 	}
 	free(key);
 	free(cmap);
@@ -1040,7 +1100,7 @@ void stacktab__get(const struct stacktab *st, size_t i, struct stacktab_entry *o
 {
 	const struct st_entry *e = &st->e[i];
 
-	out->addrs = st->arena + e->key + e->nkey;
+	out->addrs = st->arena + e->key;
 	out->nr = e->nr;
 	out->nkernel = e->nkernel;
 	out->pid = e->pid;
@@ -1049,7 +1109,7 @@ void stacktab__get(const struct stacktab *st, size_t i, struct stacktab_entry *o
 	out->tag = e->tag;
 	out->gen = e->gen;
 	out->own = e->own;
-	out->own_ip = e->own ? st->arena[e->key + e->nkey + e->nr] : 0;
+	out->own_ip = e->own ? st->arena[e->key + e->nr] : 0;
 	out->event = st->events[e->ev];
 	out->count = e->count;
 	out->period = e->period;
