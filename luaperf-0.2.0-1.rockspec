@@ -36,6 +36,7 @@ build = {
    modules = {
       ["perf.core"] = {
          sources = {
+            "csrc/core/base/bigmem.c",
             "csrc/core/base/keytab.c",
             "csrc/core/base/perf_sys.c",
             "csrc/core/base/u64map.c",
