@@ -107,12 +107,12 @@ void *bigmem__realloc(void *p, size_t bytes)
 			return NULL;
 		n->map = len;
 	} else if (wants_map(bytes)) {
-		len = map_len(bytes);
-		if (!len || !(n = map_new(len)))
+		void *q = alloc(bytes, 0);
+		if (!q)
 			return NULL;
-		memcpy(n + 1, p, h->size < bytes ? h->size : bytes);
-		n->map = len;
+		memcpy(q, p, h->size < bytes ? h->size : bytes);
 		free(h);
+		return q;
 	} else {
 		if (bytes > SIZE_MAX - sizeof *h || !(n = realloc(h, sizeof *h + bytes)))
 			return NULL;

@@ -447,20 +447,27 @@ static const char *module_dso(const struct kspace *k, struct kmodule *m)
 	return m->dso;
 }
 
+/* The object of addr in a recording's maps: a module (*mod set) or the
+ * kernel; NULL when no map holds it. */
+static const char *mapped_object(struct kspace *k, uint64_t addr, struct kmodule **mod)
+{
+	*mod = find_module(k, addr);
+	if (*mod != NULL)
+		return module_dso(k, *mod);
+	if (!k->have_map || addr < k->start || addr >= k->end)
+		return NULL;
+	return "[kernel.kallsyms]";
+}
+
 /* A recording's maps name the object without a symbol table: kallsyms
  * (10 ms and megabytes) is read only when a symbol is asked for. */
 const char *kspace__object(struct kspace *k, struct dso_cache *dsos, uint64_t addr)
 {
 	struct kspace_hit h;
+	struct kmodule *m;
 
-	if (k->have_map || k->recorded) {
-		struct kmodule *m = find_module(k, addr);
-		if (m != NULL)
-			return module_dso(k, m);
-		if (!k->have_map || addr < k->start || addr >= k->end)
-			return NULL;
-		return "[kernel.kallsyms]";
-	}
+	if (k->have_map || k->recorded)
+		return mapped_object(k, addr, &m);
 	kspace__lookup(k, dsos, addr, &h);
 	return h.dso;
 }
@@ -475,9 +482,9 @@ int kspace__lookup(struct kspace *k, struct dso_cache *dsos, uint64_t addr,
 	memset(hit, 0, sizeof(*hit));
 	k->why[0] = '\0';
 	if (mapped) {
-		struct kmodule *m = find_module(k, addr);
+		struct kmodule *m;
+		hit->dso = mapped_object(k, addr, &m);
 		if (m != NULL) {
-			hit->dso = module_dso(k, m);
 			/* A module's symbols come from kallsyms, where it is loaded:
 			 * the running kernel's, at the same address. */
 			if (load(k, dsos) == 0 && k->vmlinux == NULL &&
@@ -493,7 +500,7 @@ int kspace__lookup(struct kspace *k, struct dso_cache *dsos, uint64_t addr,
 			return -ENOENT;
 		}
 		/* start > end: a map that wrapped holds nothing, as in perf */
-		if (!k->have_map || addr < k->start || addr >= k->end) {
+		if (hit->dso == NULL) {
 			snprintf(k->why, sizeof(k->why),
 				 "0x%" PRIx64 " is in no kernel map of the recording", addr);
 			return -ENOENT;
