@@ -149,6 +149,54 @@ print("done=1")
     end
   end)
 
+  it("samples while the state closes, finalizers running before its own", function()
+    -- LuaJIT's lua_close stops LuaJIT's profiler, whose trigger the
+    -- samples call, before it runs the finalizers: 2000 of them burn CPU
+    -- at 4 kHz here before the profiler's own (LuaJIT crashed every run).
+    local out = run("closing", prelude .. [[
+prof = P{ freq = 4000 }
+assert(prof:start())
+local function finalized(f)
+  if newproxy then local u = newproxy(true) getmetatable(u).__gc = f return u end
+  return setmetatable({}, { __gc = f })
+end
+keep = {}
+for i = 1, 2000 do keep[i] = finalized(function() burn(20000) end) end
+local t0 = os.clock()
+while os.clock() - t0 < 0.1 do burn(1000) end
+print("done=1")
+]])
+    assert.are.equal(1, fields(out).done, out)
+  end)
+
+  it("survives LuaJIT's profiler stopped under it (jit.profile.stop), and starts again", function()
+    if not is_jit then
+      pending("LuaJIT only")
+      return
+    end
+    local out = run("jitstop", prelude .. [[
+local function total(p) local n = 0 for _, c in p:stacks() do n = n + c end return n end
+local prof = P{ freq = 4000 }
+assert(prof:start())
+local t0 = os.clock()
+while os.clock() - t0 < 0.2 do burn(1000) end
+require("jit.profile").stop()
+t0 = os.clock()
+while os.clock() - t0 < 0.3 do burn(1000) end
+print("before=" .. total(prof:stop()))
+assert(prof:start())
+t0 = os.clock()
+while os.clock() - t0 < 0.2 do burn(1000) end
+print("again=" .. total(prof:stop()))
+prof:close()
+]])
+    local f = fields(out)
+    -- samples until the stop, none after it (LuaJIT takes no more), then
+    -- as many again once restarted
+    assert.is_true(f.before >= 100, out)
+    assert.is_true(f.again >= 100, out)
+  end)
+
   it("keeps a debug hook set after start working, per coroutine, and restores each exactly", function()
     local out = run("hooks", prelude .. [[
 function target() return 1 end

@@ -151,6 +151,11 @@ void lp_notify(void *arg)
 	if (p->lj_trigger == NULL ||
 	    lp_now_ns() - atomic_load_explicit(&p->lj_cb_end, memory_order_relaxed) <= LP_LJ_QUIET_NS)
 		return;
+	/* LuaJIT stopped its profiler under us (lua_close does, before it
+	 * runs the finalizers, ours among them; so does jit.profile.stop):
+	 * its trigger would read the state it has cleared. */
+	if (lp_lj_stopped(p))
+		return;
 	/* The same can happen when the JIT rewrites the table as it starts or
 	 * stops recording a trace: after LP_LJ_STUCK signals with no
 	 * callback, a one-shot count hook makes LuaJIT rewrite it again.

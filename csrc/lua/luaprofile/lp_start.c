@@ -54,6 +54,34 @@ static int count_nothing(void *arg, const struct perf_event_header *h)
 	return 0;
 }
 
+#if LP_LUAJIT
+/*
+ * LuaJIT's trigger (its SIGPROF handler) reads the profiler's state, which
+ * luaJIT_profile_stop clears: lua_close calls it before it runs the
+ * finalizers, so a sample in between would crash.  LuaJIT has no call that
+ * says it stopped, but its stop puts back the SIGPROF disposition it saw at
+ * start.  We show it one marked with a flag that means nothing for SIGPROF
+ * (SA_NOCLDSTOP and SA_NOCLDWAIT concern SIGCHLD only) and put the real one
+ * back: the mark on SIGPROF says LuaJIT's stop has run.  The stop restores
+ * the disposition first and clears the state last, and the sample runs on
+ * the thread that stops, so unmarked means the state is still there.
+ */
+static int stop_mark(const struct sigaction *before)
+{
+	if (!(before->sa_flags & SA_NOCLDSTOP))
+		return SA_NOCLDSTOP;
+	if (!(before->sa_flags & SA_NOCLDWAIT))
+		return SA_NOCLDWAIT;
+	return 0;
+}
+
+int lp_lj_stopped(const struct lprof *p)
+{
+	struct sigaction cur;
+	return sigaction(SIGPROF, NULL, &cur) != 0 || (cur.sa_flags & p->lj_stop_mark) != 0;
+}
+#endif
+
 /* Stops sampling and gives back the hook, SIGPROF, the coroutine functions
  * and the allocator. */
 void lp_halt(lua_State *L, struct lprof *p)
@@ -75,6 +103,8 @@ void lp_halt(lua_State *L, struct lprof *p)
 		sigaction(SIGPROF, NULL, &cur);
 		luaJIT_profile_stop(L);
 		setitimer(ITIMER_PROF, &it, NULL);
+		/* stopped already (lua_close): the disposition before us, marked */
+		cur.sa_flags &= ~p->lj_stop_mark;
 		sigaction(SIGPROF, &cur, NULL);
 		p->lj_trigger = NULL;
 		/* a repair not yet done: its hook goes, the one before comes back */
@@ -148,7 +178,7 @@ int lp_start(lua_State *L)
 	p->nkept = p->kmin = 0;
 #if LP_LUAJIT
 	{
-		struct sigaction before, lj;
+		struct sigaction before, marked, lj;
 		struct itimerval it;
 		if (lj_busy)
 			return lperf_fail(L, "LuaJIT's profiler is process-wide and already in use", EBUSY);
@@ -159,6 +189,10 @@ int lp_start(lua_State *L)
 		    before.sa_handler == lj_known_trigger)
 			return lperf_fail(L, "LuaJIT's profiler is in use (jit.p or jit.profile): stop it first", EBUSY);
 		getitimer(ITIMER_PROF, &it);
+		p->lj_stop_mark = stop_mark(&before);
+		marked = before;
+		marked.sa_flags |= p->lj_stop_mark;
+		sigaction(SIGPROF, &marked, NULL);
 		/* 'f': traces check for the profiler at function granularity, as
 		 * jit.p does; the timer interval does not matter, it is undone. */
 		luaJIT_profile_start(L, "fi100000", lp_lj_callback, p);
@@ -166,10 +200,13 @@ int lp_start(lua_State *L)
 		setitimer(ITIMER_PROF, &it, NULL);
 		sigaction(SIGPROF, &before, NULL);
 		if ((lj.sa_flags & SA_SIGINFO) || lj.sa_handler == SIG_DFL ||
-		    lj.sa_handler == SIG_IGN || lj.sa_handler == before.sa_handler) {
+		    lj.sa_handler == SIG_IGN || lj.sa_handler == before.sa_handler ||
+		    p->lj_stop_mark == 0) {
 			luaJIT_profile_stop(L);
 			sigaction(SIGPROF, &before, NULL);
-			return lperf_fail(L, "this LuaJIT has no SIGPROF profiler (built without LJ_HASPROFILE?)", ENOTSUP);
+			return lperf_fail(L, p->lj_stop_mark == 0 ?
+					  "SIGPROF's disposition has both SA_NOCLDSTOP and SA_NOCLDWAIT: cannot see LuaJIT stop its profiler" :
+					  "this LuaJIT has no SIGPROF profiler (built without LJ_HASPROFILE?)", ENOTSUP);
 		}
 		p->lj_trigger = lj.sa_handler;
 		lj_known_trigger = lj.sa_handler;

@@ -161,6 +161,8 @@ struct lprof {
 	 * when our callback last returned (see lp_notify) */
 	void (*lj_trigger)(int);
 	_Atomic uint64_t lj_cb_end;
+	/* ... and the sa_flags bit that says LuaJIT stopped it (lp_start.c) */
+	int lj_stop_mark;
 	/* ... and the repair of a trigger that was lost anyway (lp_lj_repair) */
 	lua_State *lj_L;
 	atomic_uint lj_since_cb;
@@ -256,6 +258,7 @@ void lp_disarm(struct lp_state *e);
 void lp_hook(lua_State *L, lua_Debug *ar);
 #else
 void lp_lj_repair(lua_State *L, lua_Debug *ar);
+int lp_lj_stopped(const struct lprof *p); /* async-signal-safe */
 void lp_lj_callback(void *data, lua_State *L, int samples, int vmstate);
 #endif
 void lp_notify(void *arg);          /* sigsample's notify: signal context */
