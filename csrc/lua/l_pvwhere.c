@@ -163,6 +163,8 @@ void lperf_where_mask(lua_State *L, struct profview *pv, int w, unsigned char *k
 
 	w = lua_absindex(L, w);
 	luaL_checktype(L, w, LUA_TTABLE);
+	if (profview__symnames(pv))
+		luaL_error(L, "where: out of memory");
 	/* unknown keys are errors, not silently true */
 	lua_pushnil(L);
 	while (lua_next(L, w)) {

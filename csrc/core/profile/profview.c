@@ -54,6 +54,10 @@ struct profview {
 	/* While building: the symbolizer's strings (stable until it is
 	 * deleted) interned by address; an object's short name by its id. */
 	struct u64map by_ptr, dsonames, dsolabels;  /* dso id -> short name, folded label */
+	/* Unnamed frames' address names (symname, abs_symname) are made on
+	 * the first profview__symnames: flame graphs and folded stacks never
+	 * print them, and on a system-wide profile they are most strings. */
+	int symnames_pending;
 };
 
 int profview__intern(struct profview *pv, const char *s, size_t len, uint32_t *id)
@@ -217,13 +221,8 @@ static int derive(struct profview *pv, struct pv_frame *f)
 	if (f->name != PV_NONE) {
 		f->symname = f->abs_symname = f->label = f->name;
 	} else {
-		/* perf's "%#.16llx": no 0x before a zero */
-		f->abs_symname = intern(pv, f->addr == 0 ? "0000000000000000" : hex16(buf, f->addr),
-					&rc);
-		if (f->has_rel)
-			f->symname = intern(pv, hex16(buf, f->rel), &rc);
-		else
-			f->symname = f->abs_symname;
+		f->symname = f->abs_symname = PV_PENDING;
+		pv->symnames_pending = 1;
 		/* folded stacks: the object as "[libfoo.so]" */
 		if (dso && *dso && strcmp(dso, "[unknown]") != 0) {
 			f->label = dso_label(pv, f->dso, dso, &rc);
@@ -251,6 +250,28 @@ static int derive(struct profview *pv, struct pv_frame *f)
 	} else {
 		f->dsoname = intern(pv, "[unknown]", &rc);
 	}
+	return rc;
+}
+
+int profview__symnames(struct profview *pv)
+{
+	char buf[32];
+	size_t i;
+	int rc = 0;
+
+	if (!pv->symnames_pending)
+		return 0;
+	for (i = 0; i < pv->nframes && !rc; i++) {
+		struct pv_frame *f = &pv->frames[i];
+		if (f->abs_symname != PV_PENDING)
+			continue;
+		/* perf's "%#.16llx": no 0x before a zero */
+		f->abs_symname = intern(pv, f->addr == 0 ? "0000000000000000" : hex16(buf, f->addr),
+					&rc);
+		f->symname = f->has_rel ? intern(pv, hex16(buf, f->rel), &rc) : f->abs_symname;
+	}
+	if (!rc)
+		pv->symnames_pending = 0;
 	return rc;
 }
 
@@ -688,10 +709,18 @@ static int build(struct profview *pv, const struct profview_opts *o)
 			sl[sid].ids[sl[sid].n++] = id;
 		}
 	}
+	/* the address table is done with: its pages go before the frames'
+	 * come (16 bytes a distinct address: 17 MB of a system-wide file's
+	 * view) */
+	bigmem__free(am.slots);
+	am.slots = NULL;
 	/* 2: each space's addresses resolved, in their order */
-	for (k = 0; k < nsl && !rc; k++)
+	for (k = 0; k < nsl && !rc; k++) {
 		for (i = 0; i < sl[k].n && !rc; i++)
 			rc = resolve_addr(pv, o, &av[sl[k].ids[i]]);
+		free(sl[k].ids);
+		sl[k].ids = NULL;
+	}
 	/* 3: stacks as frame ids, root first */
 	nsa = 0;
 	for (i = 0; i < ns && !rc; i++) {

@@ -43,6 +43,8 @@ enum pv_kind {
 };
 
 #define PV_NONE UINT32_MAX   /* no string */
+/* symname and abs_symname of an unnamed frame until profview__symnames */
+#define PV_PENDING (UINT32_MAX - 1)
 /* The root a DWARF unwind that ran off the captured stack was given
  * (perfdata_profile.h's PERFDATA_PROFILE_TRUNCATED_ADDR). */
 #define PV_TRUNCATED_ADDR 1ULL
@@ -109,6 +111,10 @@ uint32_t profview__event(const struct profview *pv, size_t i);
 
 size_t profview__nframes(const struct profview *pv);
 const struct pv_frame *profview__frame(const struct profview *pv, uint32_t id);
+/* Makes every frame's symname and abs_symname (unnamed frames' are made
+ * on demand: PV_PENDING until then).  Readers of either call it first;
+ * idempotent.  0 or -ENOMEM. */
+int profview__symnames(struct profview *pv);
 
 /* Interned strings. */
 const char *profview__str(const struct profview *pv, uint32_t id);

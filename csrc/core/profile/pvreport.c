@@ -475,6 +475,8 @@ int pvreport__new(struct profview *pv, const struct pvreport_opts *o, struct pvr
 	*out = NULL;
 	if (o->nkeys == 0 || o->nkeys > PVR_MAX_KEYS)
 		return -EINVAL;
+	if ((rc = profview__symnames(pv)))
+		return rc;
 	memset(&a, 0, sizeof a);
 	a.pv = pv;
 	a.o = o;
@@ -682,6 +684,8 @@ int pvgraph__new(struct profview *pv, const struct pvreport_opts *o,
 
 	*out = NULL;
 	u64map__init(&edges);
+	if ((rc = profview__symnames(pv)))
+		goto done;
 	if (!g || !want || !(g->roots = calloc(n ? n : 1, sizeof *g->roots)) ||
 	    !(stamp = calloc(n ? n : 1, sizeof *stamp)) ||
 	    !(rootw = calloc(n ? n : 1, sizeof *rootw)) ||
