@@ -169,7 +169,7 @@ print("done=1")
     assert.are.equal(1, fields(out).done, out)
   end)
 
-  it("survives LuaJIT's profiler stopped under it (jit.profile.stop), and starts again", function()
+  it("survives LuaJIT's profiler stopped under it (jit.profile.stop), leaves it running for the next user, and starts again", function()
     if not is_jit then
       pending("LuaJIT only")
       return
@@ -180,10 +180,19 @@ local prof = P{ freq = 4000 }
 assert(prof:start())
 local t0 = os.clock()
 while os.clock() - t0 < 0.2 do burn(1000) end
-require("jit.profile").stop()
+local jp = require("jit.profile")
+jp.stop()
 t0 = os.clock()
 while os.clock() - t0 < 0.3 do burn(1000) end
+-- jit.profile started again by its user: our stop leaves it running
+local theirs = 0
+jp.start("li2", function() theirs = theirs + 1 end)
 print("before=" .. total(prof:stop()))
+local at_stop = theirs
+t0 = os.clock()
+while os.clock() - t0 < 0.3 do burn(1000) end
+print("theirs_after=" .. (theirs - at_stop))
+jp.stop()
 assert(prof:start())
 t0 = os.clock()
 while os.clock() - t0 < 0.2 do burn(1000) end
@@ -195,6 +204,8 @@ prof:close()
     -- as many again once restarted
     assert.is_true(f.before >= 100, out)
     assert.is_true(f.again >= 100, out)
+    -- jit.profile's own samples (every 2 ms of CPU: about 75) once ours stopped
+    assert.is_true(f.theirs_after >= 50, out)
   end)
 
   it("keeps a debug hook set after start working, per coroutine, and restores each exactly", function()

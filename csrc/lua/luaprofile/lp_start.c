@@ -101,11 +101,15 @@ void lp_halt(lua_State *L, struct lprof *p)
 		/* luaJIT_profile_stop resets ITIMER_PROF and SIGPROF: keep what is there now. */
 		getitimer(ITIMER_PROF, &it);
 		sigaction(SIGPROF, NULL, &cur);
-		luaJIT_profile_stop(L);
-		setitimer(ITIMER_PROF, &it, NULL);
-		/* stopped already (lua_close): the disposition before us, marked */
-		cur.sa_flags &= ~p->lj_stop_mark;
-		sigaction(SIGPROF, &cur, NULL);
+		/* LuaJIT's own handler in place: its profiler was stopped under
+		 * us and started again by someone else (jit.p), theirs to stop */
+		if ((cur.sa_flags & SA_SIGINFO) || cur.sa_handler != p->lj_trigger) {
+			luaJIT_profile_stop(L);
+			setitimer(ITIMER_PROF, &it, NULL);
+			/* stopped already (lua_close): the disposition before us, marked */
+			cur.sa_flags &= ~p->lj_stop_mark;
+			sigaction(SIGPROF, &cur, NULL);
+		}
 		p->lj_trigger = NULL;
 		/* a repair not yet done: its hook goes, the one before comes back */
 		if (atomic_exchange(&p->lj_repairing, 0) && lua_gethook(L) == lp_lj_repair)
