@@ -59,19 +59,20 @@ struct pv_frame {
 					  space (objdump's address) */
 	uint32_t name, mangled, dso, file, build_id;   /* string ids or PV_NONE */
 	uint32_t line;                 /* with file */
-	uint8_t kind;                  /* enum pv_kind */
-	uint8_t has_addr, has_rel, has_offset, has_dso_addr;
 	/* What reports print and key on (string ids): the symbol as perf
 	 * report prints it (name, else the address in the object, else the
 	 * address), the same with the raw address (a call chain entry's
 	 * key), the object's short name, and the label of folded stacks and
 	 * flame graphs. */
 	uint32_t symname, abs_symname, dsoname, label;
-	uint8_t has_dso;               /* a dso other than "[unknown]" */
 	/* Views made with lines: perf report's srcline of the frame (string
 	 * id): "file:line" (the file's base name), else "sym+offset"
 	 * (decimal), else "object[hex address]", else "??:0". */
 	uint32_t srcline;
+	uint8_t kind;                  /* enum pv_kind */
+	/* bits: a system-wide view has a frame per address of each process */
+	unsigned has_addr : 1, has_rel : 1, has_offset : 1, has_dso_addr : 1;
+	unsigned has_dso : 1;          /* a dso other than "[unknown]" */
 };
 
 struct profview_opts {
