@@ -888,7 +888,7 @@ static int deliver(struct perfdata *pd, struct perfdata_rec *out, const uint8_t 
  * the span of its queue, not the file (perf's reader maps a window at a
  * time).  They are the file's: a rewind reads them in again.
  */
-#define RELEASE_STEP ((uint64_t)32 << 20)
+#define RELEASE_STEP ((uint64_t)8 << 20)
 static void release_behind(struct perfdata *pd)
 {
 	uint64_t low = pd->pos, page = 4096;
