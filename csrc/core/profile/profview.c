@@ -23,9 +23,9 @@ static int64_t user_space(int32_t pid, uint32_t gen)
 	return pid < 0 ? (int64_t)pid : (int64_t)(((uint64_t)gen << 32) | (uint32_t)pid);
 }
 
-/* An interned (space, address): the frames it became. */
+/* An interned address of a space (its space list says which): the frames
+ * it became. */
 struct pv_addr {
-	int64_t space;
 	uint64_t addr;
 	uint32_t first, n;     /* frames [first, first + n) */
 };
@@ -387,12 +387,12 @@ static int is_anon(const char *p)
 }
 
 /* The frames of one address of a space. */
-static int resolve_addr(struct profview *pv, const struct profview_opts *o,
+static int resolve_addr(struct profview *pv, const struct profview_opts *o, int64_t space,
 			struct pv_addr *a)
 {
-	int kernel = a->space == KERNEL_SPACE;
-	uint32_t pid = kernel ? UINT32_MAX : (uint32_t)((uint64_t)a->space & UINT32_MAX);
-	uint32_t gen = a->space >= 0 && (a->space >> 32) > 0 ? (uint32_t)(a->space >> 32) - 1 :
+	int kernel = space == KERNEL_SPACE;
+	uint32_t pid = kernel ? UINT32_MAX : (uint32_t)((uint64_t)space & UINT32_MAX);
+	uint32_t gen = space >= 0 && (space >> 32) > 0 ? (uint32_t)(space >> 32) - 1 :
 		       UINT32_MAX;
 	unsigned flags = (kernel ? SYM_KERNEL : SYM_USER) |
 			 (o->lines ? SYM_LINES : 0) | (o->inlines ? SYM_INLINES : 0);
@@ -695,7 +695,6 @@ static int build(struct profview *pv, const struct profview_opts *o)
 				av = n;
 				avcap = cap;
 			}
-			av[nav].space = key.space;
 			av[nav].addr = a;
 			av[nav].first = av[nav].n = 0;
 			nav++;
@@ -717,7 +716,7 @@ static int build(struct profview *pv, const struct profview_opts *o)
 	/* 2: each space's addresses resolved, in their order */
 	for (k = 0; k < nsl && !rc; k++) {
 		for (i = 0; i < sl[k].n && !rc; i++)
-			rc = resolve_addr(pv, o, &av[sl[k].ids[i]]);
+			rc = resolve_addr(pv, o, sl[k].space, &av[sl[k].ids[i]]);
 		free(sl[k].ids);
 		sl[k].ids = NULL;
 	}
