@@ -18,14 +18,15 @@
 #define SLOT_TAG(h) ((h) & UINT64_C(0xffffffff00000000))
 #define SLOT_HOME(h, n) ((size_t)((h) >> 32) & ((n) - 1))
 
+/* 48 bytes: a system-wide file has hundreds of thousands (the slot holds
+ * the hash's high bits, all a probe and a growth need of it) */
 struct st_entry {
-	uint64_t hash;
-	size_t key;                 /* its addresses (markers removed) in the arena,
+	uint32_t key;               /* its addresses (markers removed) in the arena,
 				       then a discarded chain's own ip */
 	uint16_t nr, nkernel;
 	uint8_t own;                /* a discarded chain's own ip follows the
 				       addresses: 1 a user one, 2 a kernel one */
-	uint32_t ev;
+	uint16_t ev;
 	int32_t pid, tid;
 	uint32_t comm;              /* comm object + 1; 0: none */
 	uint32_t tag;               /* the split's value (stacktab__set_split); 0 */
@@ -192,6 +193,8 @@ static int event_index(struct stacktab *st, const char *name, uint32_t *out)
 			*out = i;
 			return 0;
 		}
+	if (st->nevents > UINT16_MAX)   /* an entry's ev is 16 bits */
+		return -E2BIG;
 	ev = realloc(st->events, (st->nevents + 1) * sizeof *ev);
 	if (!ev)
 		return -ENOMEM;
@@ -367,7 +370,7 @@ static int add_stripped(struct stacktab *st, const uint64_t *addrs, unsigned nr,
 			continue;
 		}
 		e = &st->e[(uint32_t)st->slots[j] - 1];
-		if (e->hash == h && e->nr == nr && e->nkernel == nk && e->own == own &&
+		if (e->nr == nr && e->nkernel == nk && e->own == own &&
 		    e->ev == ev && e->pid == pid && e->tid == tid && e->comm == comm &&
 		    e->tag == tag && e->gen == gen && same_key(st->arena + e->key, addrs, nw)) {
 			e->count += count;
@@ -397,17 +400,18 @@ static int add_stripped(struct stacktab *st, const uint64_t *addrs, unsigned nr,
 		}
 		st->cap = cap;
 	}
+	if (st->arena_len + nw + 1 > UINT32_MAX)
+		return -E2BIG;
 	if (reserve(st, (size_t)nw + 1))  /* + 1: never a NULL arena, even for an empty stack */
 		return -ENOMEM;
 	e = &st->e[st->nr];
-	e->hash = h;
-	e->key = st->arena_len;
+	e->key = (uint32_t)st->arena_len;
 	memcpy(st->arena + st->arena_len, addrs, nw * sizeof *addrs);
 	st->arena_len += nw;
 	e->nr = (uint16_t)nr;
 	e->nkernel = (uint16_t)nk;
 	e->own = (uint8_t)own;
-	e->ev = ev;
+	e->ev = (uint16_t)ev;
 	e->pid = pid;
 	e->tid = tid;
 	e->comm = comm;
