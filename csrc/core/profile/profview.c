@@ -263,12 +263,17 @@ int profview__symnames(struct profview *pv)
 		return 0;
 	for (i = 0; i < pv->nframes && !rc; i++) {
 		struct pv_frame *f = &pv->frames[i];
+		uint32_t abs, rel;
 		if (f->abs_symname != PV_PENDING)
 			continue;
 		/* perf's "%#.16llx": no 0x before a zero */
-		f->abs_symname = intern(pv, f->addr == 0 ? "0000000000000000" : hex16(buf, f->addr),
-					&rc);
-		f->symname = f->has_rel ? intern(pv, hex16(buf, f->rel), &rc) : f->abs_symname;
+		abs = intern(pv, f->addr == 0 ? "0000000000000000" : hex16(buf, f->addr), &rc);
+		rel = f->has_rel ? intern(pv, hex16(buf, f->rel), &rc) : abs;
+		/* both or neither: a call after a failed one takes it up again */
+		if (!rc) {
+			f->abs_symname = abs;
+			f->symname = rel;
+		}
 	}
 	if (!rc)
 		pv->symnames_pending = 0;

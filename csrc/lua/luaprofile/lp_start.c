@@ -192,8 +192,11 @@ int lp_start(lua_State *L)
 		if (lj_known_trigger != NULL && !(before.sa_flags & SA_SIGINFO) &&
 		    before.sa_handler == lj_known_trigger)
 			return lperf_fail(L, "LuaJIT's profiler is in use (jit.p or jit.profile): stop it first", EBUSY);
-		getitimer(ITIMER_PROF, &it);
 		p->lj_stop_mark = stop_mark(&before);
+		if (p->lj_stop_mark == 0)
+			return lperf_fail(L, "SIGPROF's disposition has both SA_NOCLDSTOP and SA_NOCLDWAIT: "
+					  "cannot see LuaJIT stop its profiler", ENOTSUP);
+		getitimer(ITIMER_PROF, &it);
 		marked = before;
 		marked.sa_flags |= p->lj_stop_mark;
 		sigaction(SIGPROF, &marked, NULL);
@@ -204,13 +207,10 @@ int lp_start(lua_State *L)
 		setitimer(ITIMER_PROF, &it, NULL);
 		sigaction(SIGPROF, &before, NULL);
 		if ((lj.sa_flags & SA_SIGINFO) || lj.sa_handler == SIG_DFL ||
-		    lj.sa_handler == SIG_IGN || lj.sa_handler == before.sa_handler ||
-		    p->lj_stop_mark == 0) {
+		    lj.sa_handler == SIG_IGN || lj.sa_handler == before.sa_handler) {
 			luaJIT_profile_stop(L);
 			sigaction(SIGPROF, &before, NULL);
-			return lperf_fail(L, p->lj_stop_mark == 0 ?
-					  "SIGPROF's disposition has both SA_NOCLDSTOP and SA_NOCLDWAIT: cannot see LuaJIT stop its profiler" :
-					  "this LuaJIT has no SIGPROF profiler (built without LJ_HASPROFILE?)", ENOTSUP);
+			return lperf_fail(L, "this LuaJIT has no SIGPROF profiler (built without LJ_HASPROFILE?)", ENOTSUP);
 		}
 		p->lj_trigger = lj.sa_handler;
 		lj_known_trigger = lj.sa_handler;
