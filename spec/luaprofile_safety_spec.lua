@@ -152,21 +152,30 @@ print("done=1")
   it("samples while the state closes, finalizers running before its own", function()
     -- LuaJIT's lua_close stops LuaJIT's profiler, whose trigger the
     -- samples call, before it runs the finalizers: 2000 of them burn CPU
-    -- at 4 kHz here before the profiler's own (LuaJIT crashed every run).
-    local out = run("closing", prelude .. [[
-prof = P{ freq = 4000 }
+    -- and allocate here before the profiler's own (LuaJIT crashed every
+    -- run), sampled by the clock at 4 kHz, then by allocations (one per
+    -- 64 bytes: the allocation path sees LuaJIT's stop its own way).
+    for _, opts in ipairs{ "freq = 4000", "freq = 1, alloc = 64" } do
+      local out = run("closing", prelude .. [[
+prof = P{ ]] .. opts .. [[ }
 assert(prof:start())
 local function finalized(f)
   if newproxy then local u = newproxy(true) getmetatable(u).__gc = f return u end
   return setmetatable({}, { __gc = f })
 end
+local function garbage() local t = {} for i = 1, 50 do t[i] = tostring(i) .. "x" end return t end
 keep = {}
-for i = 1, 2000 do keep[i] = finalized(function() burn(20000) end) end
+for i = 1, 2000 do keep[i] = finalized(function() burn(20000) garbage() end) end
 local t0 = os.clock()
-while os.clock() - t0 < 0.1 do burn(1000) end
+while os.clock() - t0 < 0.1 do burn(1000) garbage() end
+local st = prof:stats()
+print("samples=" .. st.samples + (st.alloc_samples or 0))
 print("done=1")
 ]])
-    assert.are.equal(1, fields(out).done, out)
+      local f = fields(out)
+      assert.are.equal(1, f.done, opts .. "\n" .. out)
+      assert.is_true(f.samples >= 50, opts .. "\n" .. out)
+    end
   end)
 
   it("survives LuaJIT's profiler stopped under it (jit.profile.stop), leaves it running for the next user, and starts again", function()

@@ -134,11 +134,10 @@ void lp_lj_repair(lua_State *L, lua_Debug *ar)
 }
 #endif
 
-/* Signal context: async-signal-safe only.  sigsample calls it only while
- * started, and stop() waits for a call in progress on another thread. */
-void lp_notify(void *arg)
+/* Asks for a safe point.  watch says what the allocation path knows of
+ * LuaJIT's stop (struct lp_allocf); LP_LJ_UNWATCHED elsewhere. */
+static inline void notify(struct lprof *p, int watch)
 {
-	struct lprof *p = arg;
 #if LP_LUAJIT
 	/* After our callback returns, LuaJIT rewrites its dispatch table
 	 * (lj_profile_interpreter: hookmask, then lj_dispatch_update).  Its
@@ -154,7 +153,7 @@ void lp_notify(void *arg)
 	/* LuaJIT stopped its profiler under us (lua_close does, before it
 	 * runs the finalizers, ours among them; so does jit.profile.stop):
 	 * its trigger would read the state it has cleared. */
-	if (lp_lj_stopped(p))
+	if (watch == LP_LJ_FREED || (watch == LP_LJ_UNWATCHED && lp_lj_stopped(p)))
 		return;
 	/* The same can happen when the JIT rewrites the table as it starts or
 	 * stops recording a trace: after LP_LJ_STUCK signals with no
@@ -170,11 +169,19 @@ void lp_notify(void *arg)
 	p->lj_trigger(SIGPROF);
 #else
 	struct lp_state *e = atomic_load_explicit(&p->running, memory_order_acquire);
+	(void)watch;
 	if (e != NULL)
 		lp_arm(e);
 	if (p->mainp != NULL && p->mainp != e)
 		lp_arm(p->mainp);
 #endif
+}
+
+/* Signal context: async-signal-safe only.  sigsample calls it only while
+ * started, and stop() waits for a call in progress on another thread. */
+void lp_notify(void *arg)
+{
+	notify(arg, LP_LJ_UNWATCHED);
 }
 
 /*
@@ -213,9 +220,23 @@ shim_slow(struct lp_allocf *sh, void *ptr, size_t osize, size_t nsize, uint64_t 
 
 	if (tracked && (nsize == 0 || (r != NULL && (uintptr_t)r != from)))
 		allocsample__moved(sh->as, from, nsize == 0 ? 0 : (uintptr_t)r);
+#if LP_LUAJIT
+	if (ptr != NULL && ptr == sh->lj_buf) {
+		if (nsize == 0) {
+			sh->lj_buf = NULL;
+			sh->lj_watch = LP_LJ_FREED;
+		} else if (r != NULL) {
+			sh->lj_buf = r;
+		}
+	}
+#endif
 	if (sample && r != NULL && sh->p != NULL) {
 		allocsample__take(sh->as, (uintptr_t)r, grow);
-		lp_notify(sh->p);
+#if LP_LUAJIT
+		notify(sh->p, sh->lj_watch);
+#else
+		notify(sh->p, LP_LJ_UNWATCHED);
+#endif
 	}
 	return r;
 }
@@ -235,7 +256,11 @@ static inline void *shim(void *ud, void *ptr, size_t osize, size_t nsize, int li
 	/* osize of a new block is a type tag in 5.4, not a size */
 	grow = nsize == 0 ? 0 : ptr == NULL ? nsize : nsize > osize ? nsize - osize : 0;
 	sample = grow > 0 && allocsample__count(sh->as, grow);
-	if (!tracked && !sample)
+	if (!tracked && !sample
+#if LP_LUAJIT
+	    && (ptr == NULL || ptr != sh->lj_buf)
+#endif
+	)
 		return forward(sh, ptr, osize, nsize, libc);
 	return shim_slow(sh, ptr, osize, nsize, grow, tracked, sample, libc);
 }
@@ -293,10 +318,36 @@ int lp_alloc_install(lua_State *L, struct lprof *p)
 		sh->own = lp_alloc_libc;
 #endif
 	allocsample__reset(p->as);
+#if LP_LUAJIT
+	sh->lj_buf = NULL;
+	sh->lj_watch = LP_LJ_UNWATCHED;
+#endif
 	p->shim = sh;
 	lua_setallocf(L, sh->own, sh);
 	return 0;
 }
+
+#if LP_LUAJIT
+/* Has LuaJIT's profiler, started, make its string buffer (a stack dump of
+ * one frame), allocated through our shim: the shim then follows it.  With
+ * no frame to dump there is no buffer, and the allocation path asks the
+ * system as the signal path does. */
+void lp_alloc_watch_lj(lua_State *L, struct lprof *p)
+{
+	void *ud;
+	size_t len;
+	const char *b;
+	if (p->shim == NULL || lua_getallocf(L, &ud) != p->shim->own || ud != p->shim)
+		return;
+	lp_sp_enter(p);   /* not a sample of the profiler's own */
+	b = luaJIT_profile_dumpstack(L, "l", 1, &len);
+	lp_sp_leave(p);
+	if (b != NULL && len > 0) {
+		p->shim->lj_buf = (void *)b;
+		p->shim->lj_watch = LP_LJ_WATCHED;
+	}
+}
+#endif
 
 /* Gives L's state its allocator back, exactly the one (and the data) it
  * had, unless another was put over ours: then ours stays and forwards. */

@@ -118,7 +118,16 @@ struct lp_allocf {
 	struct lprof *p;
 	struct allocsample *as;       /* p's */
 	lua_Alloc own;                /* the shim put in the state */
+#if LP_LUAJIT
+	/* LuaJIT's profiler's string buffer, which its stop frees through
+	 * this allocator: seeing that free is how the allocation path knows
+	 * the stop came, without a system call (lp_lj_stopped). */
+	void *lj_buf;
+	int lj_watch;                 /* LP_LJ_UNWATCHED, _WATCHED or _FREED */
+#endif
 };
+
+enum { LP_LJ_UNWATCHED, LP_LJ_WATCHED, LP_LJ_FREED };
 
 /* A tracked resume: the coroutine's state and the state that resumed it. */
 struct lp_resume {
@@ -263,6 +272,9 @@ void lp_lj_callback(void *data, lua_State *L, int samples, int vmstate);
 #endif
 void lp_notify(void *arg);          /* sigsample's notify: signal context */
 int lp_alloc_install(lua_State *L, struct lprof *p);
+#if LP_LUAJIT
+void lp_alloc_watch_lj(lua_State *L, struct lprof *p);
+#endif
 void lp_alloc_restore(lua_State *L, struct lprof *p);
 /* A safe point's bounds: our own allocations in between are not counted. */
 void lp_sp_enter(struct lprof *p);
