@@ -107,3 +107,36 @@ describe("flame.render_view", function()
     assert.error_matches(function() v:flame{} end, "closed perf.ProfileView")
   end)
 end)
+
+describe("a view made by_label", function()
+  -- a frame per label and kind instead of one per address of each
+  -- process: folded stacks and flame graphs are the per-address view's,
+  -- byte for byte, in less memory; reports are refused, not wrong
+  it("folds and draws as the per-address view, in fewer bytes, and makes no reports", function()
+    local smaller = 0
+    for _, path in ipairs(files()) do
+      local v, meta = assert(stacks.open_view(path, {}))
+      local w = assert(stacks.open_view(path, { by_label = true }))
+      for _, o in ipairs({ {}, { annotate = true }, { comm_frame = false },
+                           { weight = "period" }, { comm = "perf" } }) do
+        o.event = meta.view_event
+        assert.are.equal(v:folded(o), w:folded(o), path)
+      end
+      local a = flame.render_view(v, { event = meta.view_event }, meta, {})
+      local b = flame.render_view(w, { event = meta.view_event }, meta, {})
+      assert.is_true(a == b, path .. ": the SVGs differ")
+      local vb, wb = v:summary().bytes, w:summary().bytes
+      assert.is_true(wb <= vb, path .. ": " .. wb .. " > " .. vb .. " bytes")
+      if wb < vb then smaller = smaller + 1 end
+      local rows, err = w:report{ by = "sym" }
+      assert.is_nil(rows)
+      assert.matches("made by_label", err)
+      assert.error_matches(function() w:report{ by = "sym", where = { sym = "main" } } end,
+        "by_label")
+      v:close()
+      w:close()
+    end
+    -- the system-wide recordings hold many processes of the same programs
+    assert.is_true(smaller >= 3, smaller .. " files smaller")
+  end)
+end)

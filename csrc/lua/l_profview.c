@@ -4,7 +4,9 @@
  * trees and text, never a table per sample or per frame unless it asks
  * for the stack list.
  *
- *   v = p:view{ symbolizer=, lines=, inline=, truncated_marks=, frames= }
+ *   v = p:view{ symbolizer=, lines=, inline=, truncated_marks=, frames=, by_label= }
+ *     (by_label: a frame per label and kind, for folded stacks and flame
+ *     graphs; such a view makes no reports)
  *   v:summary([event])   -> { events = {names in order}, samples=, period=,
  *                             stacks=, has_chains=, comm_width= }
  *   v:report{ by = {"comm","dso","sym","srcline","parent",...}, parent = regex,
@@ -83,6 +85,16 @@ static int view_fail(lua_State *L, int rc)
 	return lperf_fail(L, rc == -ENOMEM ? "out of memory" : strerror(-rc), -rc);
 }
 
+/* Reports key frames by symbol: a by_label view's frames are not one per
+ * address, so it makes none.  Returns 0 or lperf_fail's results. */
+static int refuse_by_label(lua_State *L, const struct profview *pv)
+{
+	if (!profview__by_label(pv))
+		return 0;
+	return lperf_fail(L, "this view was made by_label (for folded stacks and flame graphs): "
+			  "it makes no reports", EINVAL);
+}
+
 /* p:view{...} */
 static int p_view(lua_State *L)
 {
@@ -105,6 +117,7 @@ static int p_view(lua_State *L)
 		o.inlines = lperf_optfield_bool(L, 2, "inline", 0);
 		o.truncated_marks = lperf_optfield_bool(L, 2, "truncated_marks", 0);
 		o.no_frames = !lperf_optfield_bool(L, 2, "frames", 1);
+		o.by_label = lperf_optfield_bool(L, 2, "by_label", 0);
 	}
 	v = lua_newuserdatauv(L, sizeof *v, 0);
 	v->pv = NULL;
@@ -550,6 +563,8 @@ static int v_report(lua_State *L)
 	check_keys_answerable(L, pv, &o);
 	absolute = !strcmp(lperf_optfield_str(L, 2, "percentage", "relative"), "absolute");
 	o.keep = keep_mask(L, pv, 2, 1, o.by_period, &all);
+	if (profview__by_label(pv))
+		return refuse_by_label(L, pv);
 	rc = pvreport__new(pv, &o, &r);
 	if (rc)
 		return view_fail(L, rc);
@@ -665,6 +680,8 @@ static int v_report_text(lua_State *L)
 	o.keep = keep_mask(L, pv, 2, 1, o.by_period, &all);        /* index 3 */
 	go = o;
 	go.keep = keep_mask(L, pv, 2, 0, o.by_period, &gall);      /* index 4 */
+	if (profview__by_label(pv))
+		return refuse_by_label(L, pv);
 	rc = pvreport__new(pv, &o, &r);
 	if (rc)
 		return view_fail(L, rc);
@@ -763,6 +780,8 @@ static int v_callgraph(lua_State *L)
 		}
 		lua_pop(L, 3);
 	}
+	if (profview__by_label(pv))
+		return refuse_by_label(L, pv);
 	rc = pvgraph__new(pv, &o, keys, nk, 0, &g);
 	if (rc)
 		return view_fail(L, rc);

@@ -163,6 +163,8 @@ void lperf_where_mask(lua_State *L, struct profview *pv, int w, unsigned char *k
 
 	w = lua_absindex(L, w);
 	luaL_checktype(L, w, LUA_TTABLE);
+	if (profview__by_label(pv))
+		luaL_error(L, "where: a view made by_label has no symbol names to match");
 	if (profview__symnames(pv))
 		luaL_error(L, "where: out of memory");
 	/* unknown keys are errors, not silently true */

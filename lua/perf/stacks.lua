@@ -686,7 +686,8 @@ end
 -- comm_width= } for the event shown, as M.load's list.meta), or nil and a
 -- message; nil, nil when path is not a perf.data file (folded stacks: use
 -- M.load).  opts: event, kallsyms, vmlinux, symfs, frames, inline, lines,
--- progress, max_stack (the addresses of each stack kept from the leaf: 1
+-- progress, by_label (a view for folded stacks and flame graphs alone:
+-- ProfileView by_label), max_stack (the addresses of each stack kept from the leaf: 1
 -- for reports that read leaves alone).
 function M.open_view(path, opts)
   opts = opts or {}
@@ -718,7 +719,7 @@ function M.open_view(path, opts)
   f:close()
   if not p then return nil, info end
   local v, verr = p:view{ symbolizer = sym, inline = opts.inline, lines = opts.lines,
-    truncated_marks = dwarf, frames = opts.frames ~= false }
+    truncated_marks = dwarf, frames = opts.frames ~= false, by_label = opts.by_label }
   if not v then return nil, verr end
   local pm = p:meta()
   local meta = { lost = tonumber(pm.lost) or 0, throttled = tonumber(pm.throttled) or 0 }

@@ -58,6 +58,9 @@ struct profview {
 	 * the first profview__symnames: flame graphs and folded stacks never
 	 * print them, and on a system-wide profile they are most strings. */
 	int symnames_pending;
+	/* by_label: (label << 8 | kind) -> frame id, while building */
+	int by_label;
+	struct u64map labels;
 };
 
 int profview__intern(struct profview *pv, const char *s, size_t len, uint32_t *id)
@@ -258,6 +261,9 @@ int profview__symnames(struct profview *pv)
 	char buf[32];
 	size_t i;
 	int rc = 0;
+
+	if (pv->by_label)
+		return -EINVAL;
 
 	if (!pv->symnames_pending)
 		return 0;
@@ -477,6 +483,20 @@ static int resolve_addr(struct profview *pv, const struct profview_opts *o, int6
 	}
 	if (rc || (rc = derive(pv, f)) || (o->lines && (rc = frame_srcline(pv, f))))
 		return rc;
+	/* one frame per label and kind (an address with inlined functions
+	 * keeps its run of frames: a run is contiguous) */
+	if (pv->by_label && ninl == 0) {
+		int added;
+		uint32_t *v = u64map__insert(&pv->labels, (uint64_t)f->label << 8 | f->kind, id,
+					     &added);
+		if (!v)
+			return -ENOMEM;
+		if (!added) {
+			pv->nframes--;   /* the new frame was the last: its slot is reused */
+			a->first = *v;
+		}
+		return 0;
+	}
 	/* the functions inlined here: outermost first, innermost deepest */
 	for (j = ninl; j > 0; j--) {
 		struct pv_frame *h, *g = new_frame(pv, &id);
@@ -532,6 +552,33 @@ static uint32_t intern_ptr(struct profview *pv, struct ptr_cache *c, const char 
 		c->p[h] = *rc ? NULL : s;
 	}
 	return c->id[h];
+}
+
+/* by_label: stack i, just pushed at the end of the ids, takes the ids of
+ * an earlier stack of the same frames instead (a system-wide file's
+ * stacks are mostly the same functions in many processes). */
+static int share_ids(struct profview *pv, struct u64map *seqs, size_t i)
+{
+	struct pv_stack *s = &pv->stacks[i];
+	const uint32_t *ids = pv->ids + s->off;
+	uint64_t h = s->n;
+	uint32_t *v;
+	unsigned j;
+	int added;
+
+	for (j = 0; j < s->n; j++)
+		h = (h ^ ids[j]) * UINT64_C(0x9e3779b97f4a7c15);
+	v = u64map__insert(seqs, h ^ (h >> 29), (uint32_t)i, &added);
+	if (!v)
+		return -ENOMEM;
+	if (!added) {
+		const struct pv_stack *o = &pv->stacks[*v];
+		if (o->n == s->n && !memcmp(pv->ids + o->off, ids, s->n * sizeof *ids)) {
+			pv->nids = s->off;
+			s->off = o->off;
+		}
+	}
+	return 0;
 }
 
 /* Growable arrays of address ids, one per space in first-seen order. */
@@ -623,7 +670,10 @@ static int build(struct profview *pv, const struct profview_opts *o)
 								   its pv_addr id or named */
 	struct ptr_cache *pc = calloc(1, sizeof *pc);
 	struct addr_map am = { NULL, 0, 0 };
+	struct u64map seqs;   /* by_label: the hash of a stack's ids -> the stack */
 	int rc = 0;
+
+	u64map__init(&seqs);
 
 	pv->stacks = bigmem__calloc(ns ? ns : 1, sizeof *pv->stacks);
 	if (!spaces || !pv->stacks || !pc || !av || !sl || !stack_addr) {
@@ -640,6 +690,23 @@ static int build(struct profview *pv, const struct profview_opts *o)
 		pv->stacks[i].depth = e.nr;
 		if (o->no_frames)
 			continue;
+		/* Most of a system-wide file's stacks are new and their addresses
+		 * scattered over a table of megabytes: ask for all their slots at
+		 * once, so the misses overlap instead of coming one by one.  (The
+		 * space ids of spaces not met yet are made just below.) */
+		if (am.nslots) {
+			int64_t us = e.nr > nk ? user_space(e.pid, e.gen) : 0, ks = KERNEL_SPACE;
+			uint32_t usid1 = 0, ksid1 = 0, v;
+			if (e.nr > nk && keytab__find(spaces, &us, sizeof us, &v) == 0)
+				usid1 = v + 1;
+			if (nk && keytab__find(spaces, &ks, sizeof ks, &v) == 0)
+				ksid1 = v + 1;
+			for (j = 0; j < e.nr; j++) {
+				uint32_t sid1 = j < nk ? ksid1 : usid1;
+				if (sid1)
+					__builtin_prefetch(&am.slots[addr_home(e.addrs[j], sid1, am.nslots)]);
+			}
+		}
 		/* the addresses, then a discarded chain's own ip */
 		for (j = 0; j < e.nr + (e.own ? 1 : 0); j++) {
 			int own = j == e.nr, kernel = own ? e.own == 2 : j < nk;
@@ -749,6 +816,9 @@ static int build(struct profview *pv, const struct profview_opts *o)
 			s->own = x & UINT32_C(0x80000000) ? x & ~UINT32_C(0x80000000) :
 				 av[x].n ? av[x].first : PV_NONE;
 		}
+		for (j = 0; j < e.nr; j++)   /* as above: the misses overlap */
+			if (!(stack_addr[base + j] & UINT32_C(0x80000000)))
+				__builtin_prefetch(&av[stack_addr[base + j]]);
 		for (j = e.nr; j > 0 && !rc; j--) {
 			uint32_t x = stack_addr[base + j - 1], m;
 			if (x & UINT32_C(0x80000000)) {
@@ -759,9 +829,12 @@ static int build(struct profview *pv, const struct profview_opts *o)
 				rc = push_id(pv, av[x].first + m);
 		}
 		s->n = (unsigned)(pv->nids - s->off);
+		if (pv->by_label && !rc)
+			rc = share_ids(pv, &seqs, i);
 	}
 	pv->nstacks = ns;
 out:
+	u64map__exit(&seqs);
 	for (k = 0; k < nsl; k++)
 		free(sl[k].ids);
 	bigmem__free(am.slots);
@@ -792,10 +865,13 @@ int profview__new(const struct stacktab *st, const struct profview_opts *o,
 	u64map__init(&pv->by_ptr);
 	u64map__init(&pv->dsonames);
 	u64map__init(&pv->dsolabels);
+	u64map__init(&pv->labels);
+	pv->by_label = o->by_label && !o->no_frames;
 	rc = build(pv, o);
 	u64map__exit(&pv->by_ptr);
 	u64map__exit(&pv->dsonames);
 	u64map__exit(&pv->dsolabels);
+	u64map__exit(&pv->labels);
 	if (rc) {
 		profview__delete(pv);
 		return rc;
@@ -821,6 +897,7 @@ void profview__delete(struct profview *pv)
 
 const struct stacktab *profview__table(const struct profview *pv) { return pv->st; }
 int profview__has_lines(const struct profview *pv) { return pv->lines; }
+int profview__by_label(const struct profview *pv) { return pv->by_label; }
 size_t profview__nstacks(const struct profview *pv) { return pv->nstacks; }
 size_t profview__nframes(const struct profview *pv) { return pv->nframes; }
 

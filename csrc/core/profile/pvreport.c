@@ -109,6 +109,11 @@ struct acc {
 	size_t nrows, cap;
 	size_t *stamp;                /* per row: stack index + 1 last counted */
 	uint32_t sk;                  /* the current stack's parts id */
+	uint32_t nosk;                /* the id of no stack parts */
+	/* per frame parts id: the row it last had, and with which stack
+	 * parts (most stacks share them: no hash probe per frame) */
+	struct { uint32_t sk, row1; } *fkrow;
+	size_t nfkrow;
 	int frame_keys;               /* a key is read from frames (sym, dso, srcline) */
 	/* by parent: the regex, a verdict per frame (0 unknown, 1 match,
 	 * 2 no match), "[other]"'s id and the current stack's parent */
@@ -163,9 +168,26 @@ static int row_of(struct acc *a, uint32_t fk, size_t i, uint32_t frame, int kind
 	uint32_t *slot;
 	int added;
 
+	if (fk < a->nfkrow && a->fkrow[fk].row1 && a->fkrow[fk].sk == a->sk) {
+		*out = &a->rows[a->fkrow[fk].row1 - 1];
+		return 0;
+	}
+	if (fk >= a->nfkrow) {
+		size_t n = a->nfkrow ? a->nfkrow : 1024;
+		void *m;
+		while (n <= fk)
+			n *= 2;
+		if (!(m = realloc(a->fkrow, n * sizeof *a->fkrow)))
+			return -ENOMEM;
+		a->fkrow = m;
+		memset(a->fkrow + a->nfkrow, 0, (n - a->nfkrow) * sizeof *a->fkrow);
+		a->nfkrow = n;
+	}
 	slot = u64map__insert(&a->rowmap, key, (uint32_t)a->nrows, &added);
 	if (!slot)
 		return -ENOMEM;
+	a->fkrow[fk].sk = a->sk;
+	a->fkrow[fk].row1 = *slot + 1;
 	if (added) {
 		struct pvreport_row *r;
 		if (a->nrows == a->cap) {
@@ -287,7 +309,9 @@ static int count_stack(struct acc *a, size_t i, uint8_t *view, uint32_t unknown)
 	for (k = 0; k < o->nkeys; k++)
 		if (!is_frame_key(o->keys[k]))
 			parts[n++] = stack_part(pv, o->keys[k], i, &e, unknown, a->parent);
-	if ((rc = keytab__intern(a->skt, parts, n * sizeof parts[0], &a->sk, NULL)))
+	if (n == 0)
+		a->sk = a->nosk;
+	else if ((rc = keytab__intern(a->skt, parts, n * sizeof parts[0], &a->sk, NULL)))
 		return rc;
 	if (!a->frame_keys) {
 		rc = row_of(a, 0, i, nf ? ids[nf - 1] : PV_NONE,
@@ -495,6 +519,7 @@ int pvreport__new(struct profview *pv, const struct pvreport_opts *o, struct pvr
 	/* frame parts id 0: none (rows keyed by the stack alone) */
 	if ((rc = profview__intern(pv, "[unknown]", 9, &unknown)) ||
 	    (rc = keytab__intern(a.fkt, "", 0, &nofk, NULL)) ||
+	    (rc = keytab__intern(a.skt, "", 0, &a.nosk, NULL)) ||
 	    (rc = parent_init(&a, pv, o)))
 		goto fail;
 	for (i = 0; i < ns; i++) {
@@ -548,6 +573,7 @@ int pvreport__new(struct profview *pv, const struct pvreport_opts *o, struct pvr
 	bigmem__free(a.stamp);
 	free(view);
 	bigmem__free(a.fk);
+	free(a.fkrow);
 	u64map__exit(&a.rowmap);
 	keytab__delete(a.fkt);
 	keytab__delete(a.skt);
@@ -559,6 +585,7 @@ fail:
 	bigmem__free(a.stamp);
 	free(view);
 	bigmem__free(a.fk);
+	free(a.fkrow);
 	u64map__exit(&a.rowmap);
 	keytab__delete(a.fkt);
 	keytab__delete(a.skt);

@@ -128,6 +128,9 @@ return function(args)
   -- symbolized once, folded and filtered in the core
   local view, list, lerr
   if not lopts.per_sample and (o.format == "folded" or o.format == "svg") then
+    -- frames as folded stacks show them (a frame per function, not per
+    -- address of each process), unless a diff reads the view's stack list
+    lopts.by_label = not o.diff
     view, lerr = stacks.open_view(o.input, lopts)
   end
   if view == nil and lerr == nil then list, lerr = stacks.load(o.input, lopts) end
