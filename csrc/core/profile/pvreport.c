@@ -642,13 +642,34 @@ static int graph_node(struct pvgraph *g, uint32_t name, uint32_t *id)
 	return 0;
 }
 
-/* The kid of parent named name: edges in a map (parent << 32 | name) -> id. */
-static int graph_kid(struct pvgraph *g, struct u64map *edges, uint32_t parent,
+/* The edges of the trees being built: (parent node, name) -> node, with
+ * a small direct-mapped memo in front (a few hundred KB, in cache): the
+ * stacks under one row repeat their chains, and the map is megabytes. */
+#define EDGE_MEMO 16384
+struct edge_memo {
+	uint64_t key;
+	uint32_t node, used;
+};
+
+struct edges {
+	struct u64map map;
+	struct edge_memo *memo;
+};
+
+/* The kid of parent named name, made when new. */
+static int graph_kid(struct pvgraph *g, struct edges *edges, uint32_t parent,
 		     uint32_t name, uint32_t *out)
 {
+	uint64_t key = (uint64_t)parent << 32 | name;
+	struct edge_memo *m = &edges->memo[u64map__hash(key) & (EDGE_MEMO - 1)];
 	int added, rc;
-	uint32_t *slot = u64map__insert(edges, (uint64_t)parent << 32 | name, 0, &added);
+	uint32_t *slot;
 
+	if (m->used && m->key == key) {
+		*out = m->node;
+		return 0;
+	}
+	slot = u64map__insert(&edges->map, key, 0, &added);
 	if (!slot)
 		return -ENOMEM;
 	if (added) {
@@ -662,6 +683,9 @@ static int graph_kid(struct pvgraph *g, struct u64map *edges, uint32_t parent,
 		g->nodes[parent].kids = id;
 		g->nodes[parent].nkids++;
 	}
+	m->key = key;
+	m->node = *slot;
+	m->used = 1;
 	*out = *slot;
 	return 0;
 }
@@ -702,7 +726,7 @@ int pvgraph__new(struct profview *pv, const struct pvreport_opts *o,
 {
 	struct pvgraph *g = calloc(1, sizeof *g);
 	struct keytab *want = keytab__new();
-	struct u64map edges;
+	struct edges edges;
 	uint32_t *uniq = NULL;
 	uint64_t *rootw = NULL;
 	struct lcp *lcp = NULL;
@@ -710,10 +734,11 @@ int pvgraph__new(struct profview *pv, const struct pvreport_opts *o,
 	int rc = 0, pass;
 
 	*out = NULL;
-	u64map__init(&edges);
+	u64map__init(&edges.map);
+	edges.memo = calloc(EDGE_MEMO, sizeof *edges.memo);
 	if ((rc = profview__symnames(pv)))
 		goto done;
-	if (!g || !want || !(g->roots = calloc(n ? n : 1, sizeof *g->roots)) ||
+	if (!g || !want || !edges.memo || !(g->roots = calloc(n ? n : 1, sizeof *g->roots)) ||
 	    !(stamp = calloc(n ? n : 1, sizeof *stamp)) ||
 	    !(rootw = calloc(n ? n : 1, sizeof *rootw)) ||
 	    !(lcp = calloc(n ? n : 1, sizeof *lcp))) {
@@ -873,7 +898,8 @@ done:
 	free(rootw);
 	free(lcp);
 	keytab__delete(want);
-	u64map__exit(&edges);
+	u64map__exit(&edges.map);
+	free(edges.memo);
 	if (rc) {
 		pvgraph__delete(g);
 		return rc;
