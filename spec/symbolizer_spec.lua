@@ -453,12 +453,16 @@ describe("symbolizer", function()
     table.sort(text)
     local sym = perf.symbolizer()
     local bad, n = {}, 0
-    -- A spread of symbols: every k-th, their start and their second byte.
+    -- A spread of symbols: every k-th, their start and their second byte
+    -- (not when the next symbol starts there: retbleed_untrain_ret is one
+    -- byte long, its second byte is retbleed_return_thunk).
     local step = math.max(1, math.floor(#text / 400))
     for i = 1, #text - 1, step do
-      local a = text[i]
-      if a ~= text[i + 1] and #a == 16 and a:sub(9) ~= "ffffffff" then
-        for _, delta in ipairs({ 0, 1 }) do
+      local a, b = text[i], text[i + 1]
+      if a ~= b and #a == 16 and a:sub(9) ~= "ffffffff" then
+        local one_byte = #b == 16 and b:sub(1, 8) == a:sub(1, 8) and
+          tonumber(b:sub(9), 16) - tonumber(a:sub(9), 16) == 1
+        for _, delta in ipairs(one_byte and { 0 } or { 0, 1 }) do
           -- As a string: LuaJIT's doubles cannot hold kernel addresses.
           local addr = "0x" .. a:sub(1, 8) .. string.format("%08x", tonumber(a:sub(9), 16) + delta)
           local r, err = sym:resolve(-1, addr)
