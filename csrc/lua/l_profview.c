@@ -86,11 +86,9 @@ static int view_fail(lua_State *L, int rc)
 }
 
 /* Reports key frames by symbol: a by_label view's frames are not one per
- * address, so it makes none.  Returns 0 or lperf_fail's results. */
-static int refuse_by_label(lua_State *L, const struct profview *pv)
+ * address, so it makes none.  lperf_fail's results. */
+static int refuse_by_label(lua_State *L)
 {
-	if (!profview__by_label(pv))
-		return 0;
 	return lperf_fail(L, "this view was made by_label (for folded stacks and flame graphs): "
 			  "it makes no reports", EINVAL);
 }
@@ -564,7 +562,7 @@ static int v_report(lua_State *L)
 	absolute = !strcmp(lperf_optfield_str(L, 2, "percentage", "relative"), "absolute");
 	o.keep = keep_mask(L, pv, 2, 1, o.by_period, &all);
 	if (profview__by_label(pv))
-		return refuse_by_label(L, pv);
+		return refuse_by_label(L);
 	rc = pvreport__new(pv, &o, &r);
 	if (rc)
 		return view_fail(L, rc);
@@ -681,7 +679,7 @@ static int v_report_text(lua_State *L)
 	go = o;
 	go.keep = keep_mask(L, pv, 2, 0, o.by_period, &gall);      /* index 4 */
 	if (profview__by_label(pv))
-		return refuse_by_label(L, pv);
+		return refuse_by_label(L);
 	rc = pvreport__new(pv, &o, &r);
 	if (rc)
 		return view_fail(L, rc);
@@ -781,7 +779,7 @@ static int v_callgraph(lua_State *L)
 		lua_pop(L, 3);
 	}
 	if (profview__by_label(pv))
-		return refuse_by_label(L, pv);
+		return refuse_by_label(L);
 	rc = pvgraph__new(pv, &o, keys, nk, 0, &g);
 	if (rc)
 		return view_fail(L, rc);
