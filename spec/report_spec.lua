@@ -150,6 +150,17 @@ describe("luaperf report", function()
     end)
   end
 
+  it("rounds a percentage exactly halfway as perf (C's printf) does, on every interpreter", function()
+    -- 5 of 800 samples: 0.625%, which C prints "0.62" (to the even digit)
+    -- and LuaJIT's string.format "0.63"
+    local path = dir .. "/tie.folded"
+    util.write(path, "main;tie 5\nmain;rest 795\n")
+    local out, ok, err = util.luaperf_split("report -i " .. path .. " --stdio --no-children")
+    assert.is_true(ok, err)
+    assert.truthy(out:find("\n%s+0%.62%%[^\n]*tie\n"), out)
+    assert.truthy(out:find("\n%s+99%.38%%[^\n]*rest\n"), out)
+  end)
+
   it("-g prints the call graph under each row", function()
     local ours = util.luaperf("report -i " .. data .. " --stdio --no-children -g --percent-limit 5")
     assert.truthy(ours:find("%[%.%] leaf_alloc\n            |\n            %-%-%-leaf_alloc\n"), ours)
