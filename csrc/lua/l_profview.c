@@ -80,17 +80,14 @@ static int v_close(lua_State *L)
 
 static const char *const kind_names[] = { "user", "kernel", "jit", "inline", "lua" };
 
+/* (-EOPNOTSUPP: the engine wanted symbol names, which a by_label view's
+ * frames, not one per address, do not have) */
 static int view_fail(lua_State *L, int rc)
 {
+	if (rc == -EOPNOTSUPP)
+		return lperf_fail(L, "this view was made by_label (for folded stacks and flame "
+				  "graphs): it makes no reports", EOPNOTSUPP);
 	return lperf_fail(L, rc == -ENOMEM ? "out of memory" : strerror(-rc), -rc);
-}
-
-/* Reports key frames by symbol: a by_label view's frames are not one per
- * address, so it makes none.  lperf_fail's results. */
-static int refuse_by_label(lua_State *L)
-{
-	return lperf_fail(L, "this view was made by_label (for folded stacks and flame graphs): "
-			  "it makes no reports", EINVAL);
 }
 
 /* p:view{...} */
@@ -561,8 +558,6 @@ static int v_report(lua_State *L)
 	check_keys_answerable(L, pv, &o);
 	absolute = !strcmp(lperf_optfield_str(L, 2, "percentage", "relative"), "absolute");
 	o.keep = keep_mask(L, pv, 2, 1, o.by_period, &all);
-	if (profview__by_label(pv))
-		return refuse_by_label(L);
 	rc = pvreport__new(pv, &o, &r);
 	if (rc)
 		return view_fail(L, rc);
@@ -678,8 +673,6 @@ static int v_report_text(lua_State *L)
 	o.keep = keep_mask(L, pv, 2, 1, o.by_period, &all);        /* index 3 */
 	go = o;
 	go.keep = keep_mask(L, pv, 2, 0, o.by_period, &gall);      /* index 4 */
-	if (profview__by_label(pv))
-		return refuse_by_label(L);
 	rc = pvreport__new(pv, &o, &r);
 	if (rc)
 		return view_fail(L, rc);
@@ -778,8 +771,6 @@ static int v_callgraph(lua_State *L)
 		}
 		lua_pop(L, 3);
 	}
-	if (profview__by_label(pv))
-		return refuse_by_label(L);
 	rc = pvgraph__new(pv, &o, keys, nk, 0, &g);
 	if (rc)
 		return view_fail(L, rc);

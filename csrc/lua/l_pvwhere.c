@@ -15,6 +15,7 @@
  * frame key.  Frame and string verdicts are cached by id, so a pattern
  * runs once per distinct name.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -157,15 +158,16 @@ void lperf_where_mask(lua_State *L, struct profview *pv, int w, unsigned char *k
 {
 	const struct stacktab *st = profview__table(pv);
 	size_t ns = profview__nstacks(pv), nf = profview__nframes(pv), i;
-	int top = lua_gettop(L), idx[W_N], k;
+	int top = lua_gettop(L), idx[W_N], k, rc;
 	uint8_t *c[W_N];
 	enum stacktab_split split = stacktab__split(st, NULL);
 
 	w = lua_absindex(L, w);
 	luaL_checktype(L, w, LUA_TTABLE);
-	if (profview__by_label(pv))
+	rc = profview__symnames(pv);
+	if (rc == -EOPNOTSUPP)
 		luaL_error(L, "where: a view made by_label has no symbol names to match");
-	if (profview__symnames(pv))
+	if (rc)
 		luaL_error(L, "where: out of memory");
 	/* unknown keys are errors, not silently true */
 	lua_pushnil(L);

@@ -288,6 +288,22 @@ local function aggregate(list, opts)
   return order, total
 end
 
+-- x with digits decimals, as C's printf (and so perf) prints it.
+-- LuaJIT's string.format rounds a value exactly halfway away from zero
+-- (0.625 -> "0.63"), C to the even digit ("0.62"): a tie is seen in the
+-- exact expansion (20 decimals tell a percentage's double from a tie)
+-- and rounded to even there.
+function M.fixed(x, digits)
+  local s = string.format("%." .. digits .. "f", x)
+  if not jit then return s end
+  local t, rest = string.format("%.20f", x):match("^(%-?%d+" ..
+    (digits > 0 and "%." .. string.rep("%d", digits) or "") .. ")%.?(%d*)$")
+  if t and rest:match("^50*$") and tonumber(t:match("(%d)$")) % 2 == 0 then
+    return t
+  end
+  return s
+end
+
 -- perf's sample count in report and top headers: 2814 -> "2K" (integer
 -- division by 1000s, as perf prints it).
 function M.short_count(n)

@@ -263,7 +263,7 @@ int profview__symnames(struct profview *pv)
 	int rc = 0;
 
 	if (pv->by_label)
-		return -EINVAL;
+		return -EOPNOTSUPP;
 
 	if (!pv->symnames_pending)
 		return 0;
@@ -690,23 +690,6 @@ static int build(struct profview *pv, const struct profview_opts *o)
 		pv->stacks[i].depth = e.nr;
 		if (o->no_frames)
 			continue;
-		/* Most of a system-wide file's stacks are new and their addresses
-		 * scattered over a table of megabytes: ask for all their slots at
-		 * once, so the misses overlap instead of coming one by one.  (The
-		 * space ids of spaces not met yet are made just below.) */
-		if (am.nslots) {
-			int64_t us = e.nr > nk ? user_space(e.pid, e.gen) : 0, ks = KERNEL_SPACE;
-			uint32_t usid1 = 0, ksid1 = 0, v;
-			if (e.nr > nk && keytab__find(spaces, &us, sizeof us, &v) == 0)
-				usid1 = v + 1;
-			if (nk && keytab__find(spaces, &ks, sizeof ks, &v) == 0)
-				ksid1 = v + 1;
-			for (j = 0; j < e.nr; j++) {
-				uint32_t sid1 = j < nk ? ksid1 : usid1;
-				if (sid1)
-					__builtin_prefetch(&am.slots[addr_home(e.addrs[j], sid1, am.nslots)]);
-			}
-		}
 		/* the addresses, then a discarded chain's own ip */
 		for (j = 0; j < e.nr + (e.own ? 1 : 0); j++) {
 			int own = j == e.nr, kernel = own ? e.own == 2 : j < nk;
@@ -816,9 +799,6 @@ static int build(struct profview *pv, const struct profview_opts *o)
 			s->own = x & UINT32_C(0x80000000) ? x & ~UINT32_C(0x80000000) :
 				 av[x].n ? av[x].first : PV_NONE;
 		}
-		for (j = 0; j < e.nr; j++)   /* as above: the misses overlap */
-			if (!(stack_addr[base + j] & UINT32_C(0x80000000)))
-				__builtin_prefetch(&av[stack_addr[base + j]]);
 		for (j = e.nr; j > 0 && !rc; j--) {
 			uint32_t x = stack_addr[base + j - 1], m;
 			if (x & UINT32_C(0x80000000)) {
@@ -897,7 +877,6 @@ void profview__delete(struct profview *pv)
 
 const struct stacktab *profview__table(const struct profview *pv) { return pv->st; }
 int profview__has_lines(const struct profview *pv) { return pv->lines; }
-int profview__by_label(const struct profview *pv) { return pv->by_label; }
 size_t profview__nstacks(const struct profview *pv) { return pv->nstacks; }
 size_t profview__nframes(const struct profview *pv) { return pv->nframes; }
 

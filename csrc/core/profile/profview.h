@@ -86,7 +86,7 @@ struct profview_opts {
 	 * flame graphs read, a fraction of the memory on a system-wide file
 	 * (a frame per function instead of per address of each process).
 	 * Such a frame's address, object and line are its first address's;
-	 * profview__symnames refuses the view (-EINVAL): no reports. */
+	 * profview__symnames refuses the view (-EOPNOTSUPP): no reports. */
 	int by_label;
 };
 
@@ -121,10 +121,8 @@ size_t profview__nframes(const struct profview *pv);
 const struct pv_frame *profview__frame(const struct profview *pv, uint32_t id);
 /* Makes every frame's symname and abs_symname (unnamed frames' are made
  * on demand: PV_PENDING until then).  Readers of either call it first;
- * idempotent.  0 or -ENOMEM (-EINVAL for a by_label view). */
+ * idempotent.  0 or -ENOMEM (-EOPNOTSUPP for a by_label view). */
 int profview__symnames(struct profview *pv);
-/* Whether the view was made by_label (profview_opts). */
-int profview__by_label(const struct profview *pv);
 
 /* Interned strings. */
 const char *profview__str(const struct profview *pv, uint32_t id);

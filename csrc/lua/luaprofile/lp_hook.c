@@ -303,10 +303,16 @@ void lp_sp_leave(struct lprof *p)
 		allocsample__resume(p->as);
 }
 
-/* Puts our allocator in L's state (alloc = N).  0 or -ENOMEM. */
+/* Puts our allocator in L's state (alloc = N); on LuaJIT, with its
+ * profiler started, the shim then follows that profiler's string buffer
+ * (struct lp_allocf).  0 or -ENOMEM. */
 int lp_alloc_install(lua_State *L, struct lprof *p)
 {
 	struct lp_allocf *sh = malloc(sizeof *sh);
+#if LP_LUAJIT
+	size_t len;
+	const char *b;
+#endif
 	if (sh == NULL)
 		return -ENOMEM;
 	sh->f = lua_getallocf(L, &sh->ud);
@@ -324,30 +330,20 @@ int lp_alloc_install(lua_State *L, struct lprof *p)
 #endif
 	p->shim = sh;
 	lua_setallocf(L, sh->own, sh);
-	return 0;
-}
-
 #if LP_LUAJIT
-/* Has LuaJIT's profiler, started, make its string buffer (a stack dump of
- * one frame), allocated through our shim: the shim then follows it.  With
- * no frame to dump there is no buffer, and the allocation path asks the
- * system as the signal path does. */
-void lp_alloc_watch_lj(lua_State *L, struct lprof *p)
-{
-	void *ud;
-	size_t len;
-	const char *b;
-	if (p->shim == NULL || lua_getallocf(L, &ud) != p->shim->own || ud != p->shim)
-		return;
+	/* A stack dump of one frame makes the buffer, through the shim.  With
+	 * no frame to dump there is none, and the allocation path asks the
+	 * system as the signal path does. */
 	lp_sp_enter(p);   /* not a sample of the profiler's own */
 	b = luaJIT_profile_dumpstack(L, "l", 1, &len);
 	lp_sp_leave(p);
 	if (b != NULL && len > 0) {
-		p->shim->lj_buf = (void *)b;
-		p->shim->lj_watch = LP_LJ_WATCHED;
+		sh->lj_buf = (void *)b;
+		sh->lj_watch = LP_LJ_WATCHED;
 	}
-}
 #endif
+	return 0;
+}
 
 /* Gives L's state its allocator back, exactly the one (and the data) it
  * had, unless another was put over ours: then ours stays and forwards. */

@@ -276,9 +276,6 @@ int lp_start(lua_State *L)
 		lp_halt(L, p);
 		return lperf_fail(L, "cannot start the profile: out of memory", ENOMEM);
 	}
-#if LP_LUAJIT
-	lp_alloc_watch_lj(L, p);
-#endif
 	lua_settop(L, 1);
 	return 1;
 }

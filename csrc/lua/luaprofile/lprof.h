@@ -272,9 +272,6 @@ void lp_lj_callback(void *data, lua_State *L, int samples, int vmstate);
 #endif
 void lp_notify(void *arg);          /* sigsample's notify: signal context */
 int lp_alloc_install(lua_State *L, struct lprof *p);
-#if LP_LUAJIT
-void lp_alloc_watch_lj(lua_State *L, struct lprof *p);
-#endif
 void lp_alloc_restore(lua_State *L, struct lprof *p);
 /* A safe point's bounds: our own allocations in between are not counted. */
 void lp_sp_enter(struct lprof *p);

@@ -73,22 +73,9 @@ end
 -- perf's sample count: 2814 -> "2K"
 local short_count = require("perf.report").short_count
 
--- x with two decimals, as C's printf (and perf) prints it.  LuaJIT's
--- string.format rounds a value exactly halfway away from zero (0.625 ->
--- "0.63"), C to the even digit ("0.62"): a tie is seen in the exact
--- expansion (20 decimals tell a percentage's double from a tie) and
--- rounded to even there.
-local function fixed2(x)
-  local s = string.format("%.2f", x)
-  if not jit then return s end
-  local t, rest = string.format("%.20f", x):match("^(%-?%d+%.%d%d)(%d*)$")
-  if t and rest:match("^50*$") and tonumber(t:sub(-1)) % 2 == 0 then
-    return t
-  end
-  return s
-end
+local fixed = require("perf.report").fixed
 
-local function pct(x) return fixed2(x) .. "%" end
+local function pct(x) return fixed(x, 2) .. "%" end
 
 -- The call graph under a row, in perf's ASCII style (perf's default
 -- "graph,0.5": absolute percentages, branches under 0.5% of the total left
