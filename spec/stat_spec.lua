@@ -226,6 +226,27 @@ describe("perf.stat_report", function()
     assert.truthy(csv:find("3000000;;cycles;1000;33.33;1.500;GHz\n", 1, true), csv)
     assert.truthy(csv:find("<not supported>;;branches;0;100.00;;\n", 1, true), csv)
   end)
+
+  it("rounds values exactly halfway as C's printf does, on every interpreter", function()
+    -- 1.125 ms and 100 * 1 / 1600 = 0.0625% are exact binary ties at two
+    -- decimals: C (and perf) round them to the even digit, LuaJIT's
+    -- string.format away from zero.
+    local function c_printf(x)
+      local p = assert(io.popen("printf '%.2f' " .. x))
+      local s = p:read("a"); p:close(); return s
+    end
+    local events = {
+      { name = "task-clock", kind = "clock", unit = "msec", scale = 1e-6, supported = true,
+        counted = true, value = 1125000, raw = 1125000, enabled = 1600, running = 1 },
+    }
+    local res = { ["repeat"] = 1, events = events, elapsed = 0.004, cmd = { "prog" } }
+    local line = perf.stat_report(res):match("\n([^\n]*task%-clock[^\n]*)")
+    assert.truthy(line, "no task-clock row")
+    assert.are.equal(c_printf(1.125), line:match("^%s*(%S+)"))
+    assert.are.equal("(" .. c_printf(0.0625) .. "%)", line:match("(%(%S+%))$"))
+    local csv = perf.stat_report(res, { sep = ";" })
+    assert.truthy(csv:find(c_printf(1.125) .. ";msec;task-clock;1;" .. c_printf(0.0625), 1, true), csv)
+  end)
 end)
 
 -- The rows of a std report: name -> line.

@@ -10,6 +10,8 @@
 -- values one row per thread ("comm-tid  count  event"), busiest first.
 return function(perf)
   local METRIC_LEN = 35
+  -- %.2f as C rounds it (LuaJIT rounds ties away from zero).
+  local fixed = require("perf.report").fixed
 
   -- string.format("%-*s") without the *: Lua's format has no width 0.
   local function ljust(s, w) return s .. string.rep(" ", w - #s) end
@@ -47,19 +49,19 @@ return function(perf)
       local line = rjust(tag, 18) .. " " .. unit .. " " .. ljust(ev.name, 25) .. string.rep(" ", METRIC_LEN)
       -- Enabled but never running: perf still says how little it ran.
       if ev.running ~= ev.enabled then
-        line = line .. string.format("  (%.2f%%)", pct_running(ev))
+        line = line .. "  (" .. fixed(pct_running(ev), 2) .. "%)"
       end
       return line
     end
     local v = ev.value * ev.scale
-    local num = ev.scale ~= 1 and string.format("%18.2f", v) or string.format("%18.0f", v)
+    local num = ev.scale ~= 1 and rjust(fixed(v, 2), 18) or string.format("%18.0f", v)
     local line = num .. " " .. unit .. " " .. ljust(ev.name, 32) .. fmt_metric_std(ev)
     if reps > 1 then
       local p = noise_pct(ev)
-      if p ~= 0 then line = line .. string.format("  ( +-%6.2f%% )", p) end
+      if p ~= 0 then line = line .. "  ( +-" .. rjust(fixed(p, 2), 6) .. "% )" end
     end
     if ev.running ~= ev.enabled then
-      line = line .. string.format("  (%.2f%%)", pct_running(ev))
+      line = line .. "  (" .. fixed(pct_running(ev), 2) .. "%)"
     end
     return line
   end
@@ -70,12 +72,12 @@ return function(perf)
       out[1] = (ev.supported and "<not counted>" or "<not supported>") .. sep .. ev.unit .. sep .. ev.name
     else
       local v = ev.value * ev.scale
-      out[1] = (ev.scale ~= 1 and string.format("%.2f", v) or string.format("%.0f", v)) ..
+      out[1] = (ev.scale ~= 1 and fixed(v, 2) or string.format("%.0f", v)) ..
         sep .. ev.unit .. sep .. ev.name
     end
-    if reps > 1 then out[#out + 1] = sep .. string.format("%.2f%%", noise_pct(ev)) end
+    if reps > 1 then out[#out + 1] = sep .. fixed(noise_pct(ev), 2) .. "%" end
     out[#out + 1] = sep .. string.format("%.0f", ev.running or 0) .. sep ..
-      string.format("%.2f", pct_running(ev))
+      fixed(pct_running(ev), 2)
     if ev.supported and ev.counted then
       out[#out + 1] = fmt_metric_csv(ev, sep)
     else
