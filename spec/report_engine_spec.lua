@@ -61,6 +61,44 @@ describe("a profile view", function()
     end
   end)
 
+  it("writes its report table to a file as it makes it, and says when it cannot", function()
+    local _, v = load(data)
+    local opts = function(extra)
+      local o = { by = { "comm", "dso", "sym" }, children = true, comm_cut = 15,
+        columns = { "children", "self", "comm", "dso", "sym" } }
+      for k, x in pairs(extra or {}) do o[k] = x end
+      return o
+    end
+    local text, n, all = v:report_text(opts())
+    assert.is_true(n > 10 and #text > 1000, tostring(n))
+    local path = dir .. "/table.txt"
+    local fh = assert(io.open(path, "w"))
+    local w, n2, all2 = v:report_text(opts{ out = fh, head = "# head\n" })
+    assert.are.equal(fh, w)
+    assert.are.equal(n, n2)
+    assert.are.equal(all, all2)
+    fh:close()
+    fh = assert(io.open(path, "rb"))
+    local got = fh:read("a")
+    fh:close()
+    assert.are.equal("# head\n" .. text, got)
+    -- a bad option: an error, and nothing written
+    fh = assert(io.open(path, "w"))
+    assert.has_error(function() v:report_text(opts{ out = fh, head = "x", columns = { "nosuch" } }) end)
+    assert.are.equal(0, fh:seek("end"))
+    fh:close()
+    assert.has_error(function() v:report_text(opts{ out = fh }) end)
+    -- a device with no room: nil, the message and errno (ENOSPC)
+    local full = io.open("/dev/full", "w")
+    if full then
+      full:setvbuf("no")
+      local r, msg, code = v:report_text(opts{ out = full })
+      assert.is_nil(r)
+      assert.are.equal(28, code, tostring(msg))
+      full:close()
+    end
+  end)
+
   it("reports the rows report.top reports", function()
     local cases = {
       { by = { "comm", "dso", "sym" } },

@@ -229,3 +229,20 @@ void lperf_exportclass(lua_State *L, int t, const char *tname, const char *field
 	lua_setfield(L, t, field);
 	lua_pop(L, 1);
 }
+
+FILE *lperf_checkfile(lua_State *L, int arg)
+{
+#if LUA_VERSION_NUM >= 502
+	luaL_Stream *s = luaL_checkudata(L, arg, LUA_FILEHANDLE);
+
+	if (!s->closef)
+		luaL_argerror(L, arg, "attempt to use a closed file");
+	return s->f;
+#else
+	FILE **f = luaL_checkudata(L, arg, "FILE*");
+
+	if (!*f)
+		luaL_argerror(L, arg, "attempt to use a closed file");
+	return *f;
+#endif
+}

@@ -67,6 +67,13 @@ void lperf_setbool(lua_State *L, const char *k, int v);
  */
 int lperf_fail(lua_State *L, const char *msg, int err);
 
+/* The C stream of the open Lua file at arg (io.open's, io.stdout), or an
+ * argument error.  Every version's file userdata starts with its FILE *
+ * (5.1's FILE **, LuaJIT's IOFileUD, 5.2+'s luaL_Stream), under the
+ * metatable "FILE*"; a closed one has no stream (5.2+: no closef). */
+#include <stdio.h>
+FILE *lperf_checkfile(lua_State *L, int arg);
+
 /* Reads an optional field of the table at index t. */
 int lperf_optfield_int(lua_State *L, int t, const char *k, int def);
 int lperf_optfield_bool(lua_State *L, int t, const char *k, int def);

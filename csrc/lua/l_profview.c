@@ -22,8 +22,11 @@
  *       (comm_frame = false: no command as the root frame)
  *   v:report_text{ report's options, columns = {"children", "self" | "overhead",
  *                  "comm", "dso", "sym", "pid", "tid", "cpu"}, percent_limit=,
- *                  n=, comm_cut=, graph=, graph_pct= }
+ *                  n=, comm_cut=, graph=, graph_pct=, out=, head= }
  *       -> perf report's table as text (titles, rule, rows, call graphs), rows, all, total
+ *          (out = an open Lua file: the table is written there as it is
+ *          made, after head, once the options are known good, and out is
+ *          returned in place of the text)
  *   v:list{ event=, merge= }  -> the stack list of lua/perf/stacks.lua
  *       (merge = true: stacks that a flame graph draws alike, the same command
  *       and frame labels and kinds, as one; their frames are the first's)
@@ -664,6 +667,13 @@ static int v_report_text(lua_State *L)
 	lua_getfield(L, 2, "comm_cut");
 	t.comm_cut = lua_isnil(L, -1) ? 0 : (size_t)luaL_checkinteger(L, -1);
 	lua_pop(L, 4);
+	lua_getfield(L, 2, "out");
+	if (!lua_isnil(L, -1))
+		t.out = lperf_checkfile(L, -1);
+	lua_pop(L, 1);
+	lua_getfield(L, 2, "head");
+	t.head = luaL_optlstring(L, -1, NULL, &t.headlen);
+	lua_pop(L, 1);    /* the options table keeps the string */
 	t.children = o.children;
 	t.graph = lperf_optfield_bool(L, 2, "graph", 0);
 	o.self_only = 1;
@@ -684,7 +694,10 @@ static int v_report_text(lua_State *L)
 	pvreport__delete(r);
 	if (rc)
 		return view_fail(L, rc);
-	lua_pushlstring(L, text, len);
+	if (t.out)
+		lua_getfield(L, 2, "out");
+	else
+		lua_pushlstring(L, text, len);
 	free(text);
 	lua_pushinteger(L, (lua_Integer)n);
 	lperf_pushu64(L, all);

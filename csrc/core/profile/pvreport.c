@@ -28,7 +28,8 @@
 #include "profile/stacktab.h"
 
 struct pvreport {
-	struct pvreport_row *rows;    /* all rows, then the kept ones sorted */
+	struct pvreport_row *rows;    /* all rows, then the kept ones */
+	uint32_t *order;              /* the kept rows' indices, sorted */
 	size_t n;
 	uint64_t total;
 	char *keys;                   /* the key strings, one block */
@@ -424,23 +425,35 @@ static int keycmp(const struct pvreport_row *a, const struct pvreport_row *b)
 }
 
 /* Self mode: by self, then key. */
-static int by_self(const void *x, const void *y)
+static int by_self(const struct pvreport_row *a, const struct pvreport_row *b)
 {
-	const struct pvreport_row *a = x, *b = y;
-
 	if (a->self != b->self)
 		return a->self > b->self ? -1 : 1;
 	return keycmp(a, b);
 }
 
 /* Children mode: by total, then self, then key. */
-static int by_total(const void *x, const void *y)
+static int by_total(const struct pvreport_row *a, const struct pvreport_row *b)
 {
-	const struct pvreport_row *a = x, *b = y;
-
 	if (a->total != b->total)
 		return a->total > b->total ? -1 : 1;
-	return by_self(x, y);
+	return by_self(a, b);
+}
+
+/* Row indices sorted, not rows: qsort's merge copies what it sorts,
+ * into a scratch array as large (a system-wide report has 10^5 rows). */
+static int self_order(const void *x, const void *y, void *rows)
+{
+	const struct pvreport_row *r = rows;
+
+	return by_self(&r[*(const uint32_t *)x], &r[*(const uint32_t *)y]);
+}
+
+static int total_order(const void *x, const void *y, void *rows)
+{
+	const struct pvreport_row *r = rows;
+
+	return by_total(&r[*(const uint32_t *)x], &r[*(const uint32_t *)y]);
 }
 
 /* By parent: the regex compiled, the verdicts' room, "[other]". */
@@ -565,8 +578,16 @@ int pvreport__new(struct profview *pv, const struct pvreport_opts *o, struct pvr
 		a.rows[i].key = r->keys + bytes;
 		bytes += a.rows[i].keylen + 1;
 	}
+	r->order = bigmem__malloc((kept ? kept : 1) * sizeof *r->order);
+	if (!r->order) {
+		rc = -ENOMEM;
+		goto fail;
+	}
+	for (i = 0; i < kept; i++)
+		r->order[i] = (uint32_t)i;
 	if (kept)
-		qsort(a.rows, kept, sizeof *a.rows, o->children ? by_total : by_self);
+		qsort_r(r->order, kept, sizeof *r->order, o->children ? total_order : self_order,
+			a.rows);
 	r->rows = a.rows;
 	r->n = kept;
 	parent_exit(&a);
@@ -589,8 +610,10 @@ fail:
 	u64map__exit(&a.rowmap);
 	keytab__delete(a.fkt);
 	keytab__delete(a.skt);
-	if (r)
+	if (r) {
 		bigmem__free(r->keys);
+		bigmem__free(r->order);
+	}
 	free(r);
 	return rc;
 }
@@ -601,11 +624,15 @@ void pvreport__delete(struct pvreport *r)
 		return;
 	bigmem__free(r->rows);
 	bigmem__free(r->keys);
+	bigmem__free(r->order);
 	free(r);
 }
 
 size_t pvreport__count(const struct pvreport *r) { return r->n; }
-const struct pvreport_row *pvreport__row(const struct pvreport *r, size_t i) { return &r->rows[i]; }
+const struct pvreport_row *pvreport__row(const struct pvreport *r, size_t i)
+{
+	return &r->rows[r->order[i]];
+}
 uint64_t pvreport__total(const struct pvreport *r) { return r->total; }
 
 /* Call graphs. */

@@ -16,13 +16,32 @@ struct sbuf {
 	char *p;
 	size_t n, cap;
 	int err;
+	FILE *out;          /* NULL: the text is kept whole */
+	size_t written;     /* bytes gone to out */
 };
+
+#define SB_FLUSH_AT 65536
+
+static void sb_flush(struct sbuf *b)
+{
+	if (b->err || !b->out || !b->n)
+		return;
+	errno = 0;
+	if (fwrite(b->p, 1, b->n, b->out) != b->n) {
+		b->err = errno ? -errno : -EIO;
+		return;
+	}
+	b->written += b->n;
+	b->n = 0;
+}
 
 static void sb_grow(struct sbuf *b, size_t more)
 {
 	size_t cap;
 	char *p;
 
+	if (b->out && b->n + more + 1 > SB_FLUSH_AT)
+		sb_flush(b);
 	if (b->err || b->n + more + 1 <= b->cap)
 		return;
 	cap = b->cap ? b->cap : 4096;
@@ -287,17 +306,38 @@ int pvreport__text(struct profview *pv, const struct pvreport *r, const struct p
 	*len = 0;
 	if (o->ncols == 0 || o->ncols > PVT_MAX_COLS)
 		return -EINVAL;
+	b.out = o->out;
 	for (c = 0; c < o->ncols; c++) {
 		size_t t = strlen(titles[o->cols[c]]);
 		width[c] = right_aligned(o->cols[c]) && t < 8 ? 8 : t;
 	}
-	/* as perf: columns sized by every row, shown or not */
-	for (i = 0; i < n; i++)
+	/* as perf: columns sized by every row, shown or not; a percentage
+	 * (never negative) is widest for the heaviest row, made once */
+	if (n) {
+		size_t most_total = 0, most_self = 0;
+		for (i = 0; i < n; i++) {
+			const struct pvreport_row *row = pvreport__row(r, i);
+			if (row->total > pvreport__row(r, most_total)->total)
+				most_total = i;
+			if (row->self > pvreport__row(r, most_self)->self)
+				most_self = i;
+			for (c = 0; c < o->ncols; c++) {
+				if (right_aligned(o->cols[c]))
+					continue;
+				cell(pv, row, o, o->cols[c], &cb);
+				if (cb.n > width[c])
+					width[c] = cb.n;
+			}
+		}
 		for (c = 0; c < o->ncols; c++) {
-			cell(pv, pvreport__row(r, i), o, o->cols[c], &cb);
+			if (!right_aligned(o->cols[c]))
+				continue;
+			cell(pv, pvreport__row(r, o->cols[c] == PVT_CHILDREN ? most_total : most_self),
+			     o, o->cols[c], &cb);
 			if (cb.n > width[c])
 				width[c] = cb.n;
 		}
+	}
 	for (i = 0; i < n; i++) {
 		const struct pvreport_row *row = pvreport__row(r, i);
 		double p = o->base > 0 ? 100.0 * (double)(o->children ? row->total : row->self) / o->base : 0;
@@ -313,6 +353,8 @@ int pvreport__text(struct profview *pv, const struct pvreport *r, const struct p
 			goto done;
 		}
 	}
+	if (o->head)
+		sb_put(&b, o->head, o->headlen);
 	sb_str(&b, "# ");
 	for (c = 0; c < o->ncols; c++)
 		pad_cell(&b, o, width, c, titles[o->cols[c]], strlen(titles[o->cols[c]]));
@@ -367,6 +409,7 @@ int pvreport__text(struct profview *pv, const struct pvreport *r, const struct p
 		}
 		free(gc.prefix);
 	}
+	sb_flush(&b);
 	rc = b.err ? b.err : cb.err;
 done:
 	pvgraph__delete(g);
@@ -375,6 +418,11 @@ done:
 	if (rc) {
 		free(b.p);
 		return rc;
+	}
+	if (b.out) {
+		free(b.p);
+		*len = b.written;
+		return 0;
 	}
 	if (!b.p) {
 		b.p = calloc(1, 1);

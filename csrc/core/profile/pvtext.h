@@ -13,6 +13,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 struct profview;
 struct pvreport;
@@ -46,10 +47,18 @@ struct pvtext_opts {
 	int graph;
 	const struct pvreport_opts *graph_opts;
 	double graph_total, graph_pct;
+	/* Where the text goes as it is made (a few KiB held at a time);
+	 * NULL: into *text.  A system-wide report's table is tens of MB. */
+	FILE *out;
+	/* Text put before the table (NULL: none). */
+	const char *head;
+	size_t headlen;
 };
 
-/* The table into *text (malloc'd, *len bytes, NUL-terminated): the two
- * header lines ("# " titles, "# " rule), "#", then the rows. */
+/* The table into *text (malloc'd, *len bytes, NUL-terminated), or with
+ * o->out written there (*text NULL, *len the bytes written; the stream's
+ * -errno when a write fails): o->head, the two header lines ("# "
+ * titles, "# " rule), "#", then the rows. */
 int pvreport__text(struct profview *pv, const struct pvreport *r, const struct pvtext_opts *o,
 		   char **text, size_t *len);
 

@@ -80,6 +80,23 @@ local function pct(x) return fixed(x, 2) .. "%" end
 -- The call graph under a row, in perf's ASCII style (perf's default
 -- "graph,0.5": absolute percentages, branches under 0.5% of the total left
 -- out; --percent-limit P raises that to P, as in perf).
+-- The lines above the table: losses, the sample count and the event.
+local function header(meta)
+  local out = {}
+  local function put(s) out[#out + 1] = s end
+  put("# luaperf report")
+  put("#")
+  put(string.format("# Total Lost Samples: %d", meta.lost or 0))
+  if (meta.throttled or 0) > 0 then
+    put(string.format("# Throttle events: %d (samples were dropped; the profile may be biased)", meta.throttled))
+  end
+  put("#")
+  put(string.format("# Samples: %s  of event '%s'", short_count(meta.samples or 0), meta.event or "unknown"))
+  put(string.format("# Event count (approx.): %.0f", meta.period or 0))
+  put("#")
+  return table.concat(out, "\n")
+end
+
 local function print_graph(out, root, total, minpct)
   local function line(s) out[#out + 1] = s end
   local min = total * minpct / 100
@@ -190,7 +207,17 @@ return function(args)
     for _, k in ipairs(keys) do cols[#cols + 1] = k end
     ropts.columns, ropts.percent_limit, ropts.n = cols, o.percent_limit, o.n
     ropts.comm_cut, ropts.graph, ropts.graph_pct = comm_cut, o.graph, o.percent_limit or 0.5
-    ok, rows = pcall(src.report_text, src, ropts)
+    -- the table goes to stdout as it is made, after the header; a bad
+    -- option fails before either is written
+    ropts.out, ropts.head = io.stdout, header(meta) .. "\n"
+    local written, err
+    ok, written, err = pcall(src.report_text, src, ropts)
+    if ok and not written then
+      -- the report could not be made or written (memory, a closed pipe)
+      io.stderr:write("luaperf report: ", tostring(err), "\n")
+      return 1
+    end
+    rows = written
   else
     ok, rows = pcall(report.top, list, ropts)
   end
@@ -200,22 +227,12 @@ return function(args)
     return 129
   end
 
-  local out = {}
-  local function put(s) out[#out + 1] = s end
-  put("# luaperf report")
-  put("#")
-  put(string.format("# Total Lost Samples: %d", meta.lost or 0))
-  if (meta.throttled or 0) > 0 then
-    put(string.format("# Throttle events: %d (samples were dropped; the profile may be biased)", meta.throttled))
-  end
-  put("#")
-  put(string.format("# Samples: %s  of event '%s'", short_count(meta.samples or 0), meta.event or "unknown"))
-  put(string.format("# Event count (approx.): %.0f", meta.period or 0))
-  put("#")
   if src then
-    io.stdout:write(table.concat(out, "\n"), "\n", rows, "\n")
+    io.stdout:write("\n")
     return 0
   end
+  local out = { header(meta) }
+  local function put(s) out[#out + 1] = s end
 
   -- columns
   local cols = {}
