@@ -153,11 +153,20 @@ print(p:folded())
   it("gives a loop at the sampler's own rate its shares: the period is drawn anew around 1/freq", function()
     -- Each round of the loop takes 1/999 s of CPU, 60% in partA: with a
     -- fixed period the samples lock in phase with the loop and land in
-    -- one part (0/100 and 19/81 seen before the draw).
+    -- one part (0/100 and 19/81 seen before the draw).  The parts spin in
+    -- Lua between reads of the clock, about 20 us a spin: a loop on
+    -- os.clock() alone spends most of its time in the clock's system call,
+    -- where a sampler of user code takes no sample (about 300 of 2000 on
+    -- this VM's kernel).  The rounds keep their deadlines, so they stay at
+    -- the sampler's rate.
     local out = run("phase", prelude .. [[
 local T = 1 / 999
-function partA(t) while os.clock() < t do end end
-function partB(t) while os.clock() < t do end end
+local function spin(n) local x = 0 for i = 1, n do x = x + i % 7 end return x end
+local calls, t0 = 0, os.clock()
+while os.clock() - t0 < 0.3 do spin(100000) calls = calls + 1 end
+local chunk = math.max(1, math.floor(100000 * calls / (os.clock() - t0) * 20e-6))
+function partA(t) while os.clock() < t do sink = spin(chunk) end end
+function partB(t) while os.clock() < t do sink = spin(chunk) end end
 local prof = assert(perf.luaprofile{ freq = 999 })
 prof:start()
 local t = os.clock()
