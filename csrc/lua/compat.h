@@ -12,6 +12,7 @@
 #define LUAPERF_COMPAT_H
 
 #include <stdint.h>
+#include <stdio.h>
 #include <lua.h>
 #include <lauxlib.h>
 #include <lualib.h>
@@ -71,7 +72,6 @@ int lperf_fail(lua_State *L, const char *msg, int err);
  * argument error.  Every version's file userdata starts with its FILE *
  * (5.1's FILE **, LuaJIT's IOFileUD, 5.2+'s luaL_Stream), under the
  * metatable "FILE*"; a closed one has no stream (5.2+: no closef). */
-#include <stdio.h>
 FILE *lperf_checkfile(lua_State *L, int arg);
 
 /* Reads an optional field of the table at index t. */

@@ -77,9 +77,6 @@ local fixed = require("perf.report").fixed
 
 local function pct(x) return fixed(x, 2) .. "%" end
 
--- The call graph under a row, in perf's ASCII style (perf's default
--- "graph,0.5": absolute percentages, branches under 0.5% of the total left
--- out; --percent-limit P raises that to P, as in perf).
 -- The lines above the table: losses, the sample count and the event.
 local function header(meta)
   local out = {}
@@ -97,6 +94,9 @@ local function header(meta)
   return table.concat(out, "\n")
 end
 
+-- The call graph under a row, in perf's ASCII style (perf's default
+-- "graph,0.5": absolute percentages, branches under 0.5% of the total left
+-- out; --percent-limit P raises that to P, as in perf).
 local function print_graph(out, root, total, minpct)
   local function line(s) out[#out + 1] = s end
   local min = total * minpct / 100
