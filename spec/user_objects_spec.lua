@@ -87,8 +87,8 @@ describe("user objects of a recording", function()
   teardown(function() util.sh("rm -rf " .. util.q(dir)) end)
 
   local function luaperf_home(args)
-    return util.sh(string.format("HOME=%s LUAPERF_LUA=%s %s/bin/luaperf %s", util.q(home), util.lua,
-      util.root, args))
+    return util.sh(string.format("HOME=%s %sLUAPERF_LUA=%s %s/bin/luaperf %s", util.q(home),
+      util.luaperf_env(), util.lua, util.root, args))
   end
 
   local function compare(extra)
@@ -209,8 +209,8 @@ int main(void) { for (int k = 0; k < 8; k++) { work_a(3000000); work_b(1500000);
   it("gives luaperf report --sort dso,sym the rows perf report gives, within 0.05", function()
     local theirs = util.sh(string.format("HOME=%s perf report -i %s --sort dso,sym --stdio 2>/dev/null",
       util.q(dir), util.q(data)))
-    local ours, ok = util.sh(string.format("HOME=%s LUAPERF_LUA=%s %s/bin/luaperf report -i %s --sort dso,sym --stdio 2>/dev/null",
-      util.q(dir), util.lua, util.root, util.q(data)))
+    local ours, ok = util.sh(string.format("HOME=%s %sLUAPERF_LUA=%s %s/bin/luaperf report -i %s --sort dso,sym --stdio 2>/dev/null",
+      util.q(dir), util.luaperf_env(), util.lua, util.root, util.q(data)))
     assert(ok, ours)
     local a, b = report_rows(theirs), report_rows(ours)
     local n, sum = 0, 0

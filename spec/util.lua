@@ -56,11 +56,17 @@ function M.sh(cmd)
   return out, ok, rc
 end
 
+-- The environment bin/luaperf needs besides LUAPERF_LUA: under make
+-- test-asan the sanitizer runtime, since it loads the sanitized module
+-- (LUAPERF_CPATH, which spec/run.sh exports).
+function M.luaperf_env()
+  return M.preload and ("LD_PRELOAD=" .. M.q(M.preload) .. " ") or ""
+end
+
 -- Runs bin/luaperf with the interpreter under test.
 -- env (optional): variables to set, "NAME=value " words.
 function M.luaperf(args, env)
-  local pre = M.preload and ("LD_PRELOAD=" .. M.q(M.preload) .. " ") or ""
-  return M.sh(pre .. (env or "") .. "LUAPERF_LUA=" .. M.lua .. " " .. M.root .. "/bin/luaperf " .. args)
+  return M.sh(M.luaperf_env() .. (env or "") .. "LUAPERF_LUA=" .. M.lua .. " " .. M.root .. "/bin/luaperf " .. args)
 end
 
 -- bin/luaperf with stdout and stderr apart: stdout, success, stderr, exit code.
