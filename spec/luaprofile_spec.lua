@@ -194,10 +194,14 @@ local function minflt()
   return tonumber(s:match("^%d+ %b() %S+" .. string.rep(" %S+", 6) .. " (%d+)"))
 end
 function faulty()
-  -- fresh pages: big strings (freed by the GC below); long enough that
-  -- the faults of its tail, counted at the next sample, are a small part
+  -- fresh pages: big strings (freed by the GC below); then 3 ms of
+  -- plain CPU, so the faults since its last sample are counted at a
+  -- sample still inside it (when the guest reuses its pages the 32 MB
+  -- fault in about 3 ms, and that tail was 29% of the faults)
   local n = 0
   for i = 1, 8 do n = n + #string.rep("x", 4 * 1024 * 1024) end
+  local t = os.clock() + 0.003
+  repeat n = n + burn(20000) % 2 until os.clock() >= t
   return n
 end
 function busy() local r = burn(200000) return r end
