@@ -174,7 +174,7 @@ describe("perf.counter", function()
   end)
 
   it("explains EMFILE with the fd limit", function()
-    local pre = util.preload and ("LD_PRELOAD=" .. util.q(util.preload) .. " ") or ""
+    local pre = util.preload_env()
     local out = util.sh("ulimit -n 24; " .. pre .. util.lua .. " -e " .. util.q([[
       local perf = require "perf"
       local keep = {}

@@ -497,7 +497,7 @@ end
   local function unwind_in_child(file, mode)
     local script = dir .. "/unwind_child.lua"
     util.write(script, CHILD)
-    local pre = util.preload and ("LD_PRELOAD=" .. util.q(util.preload) .. " ") or ""
+    local pre = util.preload_env()
     local out, ok = util.sh(pre .. util.lua .. " " .. util.q(script) .. " " .. util.q(file) ..
       " " .. mode)
     local by = {}

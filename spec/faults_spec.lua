@@ -482,7 +482,7 @@ local function child_lua(prefix, code, dir)
   -- Unbuffered, so what was printed survives a crash (LuaJIT's print does not flush).
   util.write(dir .. "/t.lua", 'io.stdout:setvbuf("no")\n' .. code)
   util.sh("chmod 755 " .. dir .. " && chmod 644 " .. dir .. "/t.lua")
-  local pre = util.preload and ("LD_PRELOAD=" .. util.q(util.preload) .. " ") or ""
+  local pre = util.preload_env()
   return util.sh(prefix .. " env " .. pre .. util.lua .. " " .. dir .. "/t.lua")
 end
 
@@ -679,7 +679,7 @@ end)
 describe("faults: commands are an argv, never a shell line", function()
   local MARK = "/tmp/luaperf-home-marker"
   local function luaperf(args)
-    local pre = util.preload and ("LD_PRELOAD=" .. util.q(util.preload) .. " ") or ""
+    local pre = util.preload_env()
     return util.sh("export HOME=" .. MARK .. "; " .. pre .. "LUAPERF_LUA=" .. util.lua .. " " ..
       util.root .. "/bin/luaperf " .. args)
   end
@@ -721,7 +721,7 @@ describe("faults: commands are an argv, never a shell line", function()
   end)
 
   it("luaperf record -a -- cmd: the command inherits stdout (a file is not reopened and truncated)", function()
-    local pre = util.preload and ("LD_PRELOAD=" .. util.q(util.preload) .. " ") or ""
+    local pre = util.preload_env()
     local pout, lout = dir .. "/perf.out", dir .. "/luaperf.out"
     util.sh("{ echo before; perf record -q -a -o " .. dir .. "/ref.data -- echo child; } > " .. pout .. " 2>/dev/null")
     assert.equal("before\nchild\n", util.read(pout))

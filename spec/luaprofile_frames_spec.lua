@@ -276,7 +276,7 @@ prof:close()
     assert(ok, out)
     local hdir = dir .. "/host"
     util.sh("mkdir -p " .. util.q(hdir))
-    local pre = util.preload and ("LD_PRELOAD=" .. util.q(util.preload) .. " ") or ""
+    local pre = util.preload_env()
     out, ok = util.sh("cd " .. util.q(util.root) .. " && " .. pre .. "LUA_PATH='lua/?.lua;lua/?/init.lua;;'" ..
       " LUA_CPATH='build/?.so;;' " .. util.q(bin) .. " " .. util.q(fixture) .. " " .. util.q(hdir))
     assert(ok, out)

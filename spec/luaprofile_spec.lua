@@ -394,7 +394,7 @@ local t0 = os.clock()
 while os.clock() - t0 < 1 do hot() end
 print("survived=true")
 ]])
-    local pre = util.preload and ("LD_PRELOAD=" .. util.q(util.preload) .. " ") or ""
+    local pre = util.preload_env()
     local out, _, rc = util.sh("ulimit -c 0; " .. pre .. util.lua .. " " .. util.q(path))
     local f = fields(out)
     if queues then

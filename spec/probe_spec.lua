@@ -286,7 +286,7 @@ describe("dynamic probes", function()
     ]])
     -- (a child interpreter loads our module: under make test-asan it gets
     -- the sanitizer runtime first, as the runner does)
-    local pre = util.preload and ("LD_PRELOAD=" .. util.q(util.preload) .. " ") or ""
+    local pre = util.preload_env()
     local out = util.sh(pre .. "LUAPERF_PMU_ROOT=" .. root .. " " .. util.lua .. " " .. root .. "/k.lua")
     local f = util.fields(out)
     assert.equal(42, f.type, out)

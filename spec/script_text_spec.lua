@@ -11,7 +11,7 @@ teardown(function() util.sh("rm -rf " .. util.q(dir)) end)
 -- luaperf script ARGS: stdout, stderr (lua: LUAPERF_ENGINE=lua, the Lua listing)
 local function ours(args, lua)
   local errf = dir .. "/stderr"
-  local pre = util.preload and ("LD_PRELOAD=" .. util.q(util.preload) .. " ") or ""
+  local pre = util.preload_env()
   -- Under the sanitizers (make test-asan), in the whole suite only, LSan's
   -- own tracer dies at these processes' exit ("Tracer caught signal 11"; the
   -- spec alone passes): memory errors are still checked, leaks are not here

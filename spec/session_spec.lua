@@ -353,7 +353,7 @@ end
 print("rings " .. #tids .. " ready " .. ready .. " samples " .. n)
 s:close()
 ]])
-    local pre = util.preload and ("LD_PRELOAD=" .. util.q(util.preload) .. " ") or ""
+    local pre = util.preload_env()
     local out = util.sh("ulimit -n 4096 && " .. pre .. util.lua .. " " .. util.q(dir .. "/poll.lua") ..
       " " .. sleeper .. " " .. pid)
     util.sh("kill " .. sleeper .. " " .. pid .. " 2>/dev/null")

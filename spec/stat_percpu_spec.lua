@@ -450,7 +450,7 @@ describe("luaperf stat -C unprivileged", function()
     local function as_nobody(cmd)
       return util.sh("cd " .. dir .. " && setpriv --reuid=nobody --regid=nogroup --clear-groups " ..
         "env HOME=" .. dir .. " LUAPERF_LUA=" .. util.lua .. " " ..
-        (util.preload and ("LD_PRELOAD=" .. util.q(util.preload) .. " ") or "") .. cmd)
+        util.preload_env() .. cmd)
     end
     local pout, pok = as_nobody("perf stat -C 0 -A -e cpu-clock -- true")
     assert.is_false(pok, pout)

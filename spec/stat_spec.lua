@@ -361,7 +361,7 @@ describe("luaperf stat", function()
   it("counts an existing process with -p until it exits", function()
     -- The burner runs about a second; luaperf attaches while it runs.
     local out = util.sh(burn .. " 400000000 & pid=$!; sleep 0.05; " ..
-      util.luaperf_env() .. "LUAPERF_LUA=" .. util.lua .. " " .. util.root ..
+      util.preload_env() .. "LUAPERF_LUA=" .. util.lua .. " " .. util.root ..
       "/bin/luaperf stat -e task-clock -p $pid; echo pid=$pid")
     local pid = out:match("pid=(%d+)")
     assert.truthy(out:find("process id '" .. pid .. "'", 1, true), out)

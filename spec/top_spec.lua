@@ -91,7 +91,7 @@ describe("luaperf top", function()
     local _, ok = tmux(string.format("new-session -d -s top -x 140 -y 32 %s", util.q(string.format(
       "cd %s && %sLUAPERF_LUA=%s bin/luaperf top -p %d -e cpu-clock -d 0.5; echo EXITED rc=$?; " ..
       "stty -a | tr ' ;' '\\n\\n' | grep -E '^-?(icanon|echo)$' | tr '\\n' ' '; echo STTY-DONE; sleep 60",
-      util.root, util.luaperf_env(), util.lua, pid))))
+      util.root, util.preload_env(), util.lua, pid))))
     assert.is_true(ok)
     local text, seen = wait_pane(function(t) return t:find("hot_loop", 1, true) ~= nil end, 8)
     assert(seen, text)

@@ -88,7 +88,7 @@ describe("user objects of a recording", function()
 
   local function luaperf_home(args)
     return util.sh(string.format("HOME=%s %sLUAPERF_LUA=%s %s/bin/luaperf %s", util.q(home),
-      util.luaperf_env(), util.lua, util.root, args))
+      util.preload_env(), util.lua, util.root, args))
   end
 
   local function compare(extra)
@@ -148,7 +148,7 @@ describe("user objects of a recording", function()
       for _, w in ipairs(list.meta.warnings or {}) do print("W " .. w) end
     ]], data))
     -- (under make test-asan the child interpreter takes the sanitizer runtime first)
-    local pre = util.preload and ("LD_PRELOAD=" .. util.q(util.preload) .. " ") or ""
+    local pre = util.preload_env()
     out = util.sh(string.format("%sHOME=%s %s %s/w.lua", pre, util.q(home), util.lua, util.q(dir)))
     util.sh(string.format("rm -rf %s/.debug && mv %s/debug.saved %s/.debug", util.q(home), util.q(dir), util.q(home)))
     assert.is_truthy(out:find("W " .. prog .. ": not symbolized", 1, true), out)
@@ -210,7 +210,7 @@ int main(void) { for (int k = 0; k < 8; k++) { work_a(3000000); work_b(1500000);
     local theirs = util.sh(string.format("HOME=%s perf report -i %s --sort dso,sym --stdio 2>/dev/null",
       util.q(dir), util.q(data)))
     local ours, ok = util.sh(string.format("HOME=%s %sLUAPERF_LUA=%s %s/bin/luaperf report -i %s --sort dso,sym --stdio 2>/dev/null",
-      util.q(dir), util.luaperf_env(), util.lua, util.root, util.q(data)))
+      util.q(dir), util.preload_env(), util.lua, util.root, util.q(data)))
     assert(ok, ours)
     local a, b = report_rows(theirs), report_rows(ours)
     local n, sum = 0, 0

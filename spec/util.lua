@@ -56,17 +56,18 @@ function M.sh(cmd)
   return out, ok, rc
 end
 
--- The environment bin/luaperf needs besides LUAPERF_LUA: under make
--- test-asan the sanitizer runtime, since it loads the sanitized module
--- (LUAPERF_CPATH, which spec/run.sh exports).
-function M.luaperf_env()
+-- The environment a child that loads our module needs (bin/luaperf, an
+-- interpreter running a script): under make test-asan the sanitizer
+-- runtime, since the module it loads is the sanitized one (LUAPERF_CPATH,
+-- which spec/run.sh exports).
+function M.preload_env()
   return M.preload and ("LD_PRELOAD=" .. M.q(M.preload) .. " ") or ""
 end
 
 -- Runs bin/luaperf with the interpreter under test.
 -- env (optional): variables to set, "NAME=value " words.
 function M.luaperf(args, env)
-  return M.sh(M.luaperf_env() .. (env or "") .. "LUAPERF_LUA=" .. M.lua .. " " .. M.root .. "/bin/luaperf " .. args)
+  return M.sh(M.preload_env() .. (env or "") .. "LUAPERF_LUA=" .. M.lua .. " " .. M.root .. "/bin/luaperf " .. args)
 end
 
 -- bin/luaperf with stdout and stderr apart: stdout, success, stderr, exit code.
@@ -258,7 +259,7 @@ end
 -- runner); returns its output, asserting success.
 function M.run_lua(path, src)
   M.write(path, src)
-  local pre = M.preload and ("LD_PRELOAD=" .. M.q(M.preload) .. " ") or ""
+  local pre = M.preload_env()
   local out, ok = M.sh(pre .. M.lua .. " " .. M.q(path))
   assert(ok, out)
   return out

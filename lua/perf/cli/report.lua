@@ -217,7 +217,7 @@ return function(args)
       io.stderr:write("luaperf report: ", tostring(err), "\n")
       return 1
     end
-    rows = written
+    rows = written  -- when the call raised: its message, printed below
   else
     ok, rows = pcall(report.top, list, ropts)
   end
