@@ -224,6 +224,13 @@ function M.target_argv(argv)
   return out
 end
 
+-- Bytes a string of which comes from fresh pages on every interpreter.
+-- glibc's malloc raises its mmap threshold to the size of the last
+-- mapped block it freed, up to 32 MiB; below that a big string can reuse
+-- heap pages an earlier test faulted in, and fault nothing (civ CI: 0
+-- page faults for 16 MiB). LuaJIT maps its big blocks anew each time.
+M.FRESH_BYTES = 33 * 1024 * 1024
+
 function M.read(path)
   local f = io.open(path, "rb")
   if not f then return nil end
