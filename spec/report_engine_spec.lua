@@ -222,6 +222,55 @@ describe("a profile view", function()
   end)
 end)
 
+describe("a profile of leaves keyed by symbol", function()
+  -- f:profile{ symbols = true, threads = false }: each leaf becomes one
+  -- place of its symbol and each stack is keyed by its command, not its
+  -- thread (what luaperf report --no-children reads): the rows of every
+  -- report without a thread key, the totals and perf's Command width are
+  -- those of the profile keyed by thread and address
+  local cases = {
+    { by = { "comm", "dso", "sym" } },
+    { by = { "sym" }, weight = "period" },
+    { by = { "dso" } },
+    { by = { "comm" } },
+    { by = "comm,sym", sym = "^_", percentage = "absolute" },
+    { by = "dso,sym", comm = "perf" },
+  }
+  it("reports the rows, totals and Command width of the profile keyed by thread", function()
+    local folded_some = false
+    for _, path in ipairs(files()) do
+      local f = assert(perf.open(path, { unordered = true }))
+      local sym = assert(stacks.file_symbolizer(f, {}))
+      local p1 = assert(f:profile{ symbolizer = sym, max_stack = 1 })
+      local p2 = assert(f:profile{ symbolizer = sym, max_stack = 1, symbols = true, threads = false })
+      f:close()
+      local v1, v2 = assert(p1:view{ symbolizer = sym }), assert(p2:view{ symbolizer = sym })
+      local s1, s2 = v1:summary(), v2:summary()
+      assert.are.equal(s1.samples, s2.samples, path)
+      assert.are.equal(s1.period, s2.period, path)
+      assert.are.equal(s1.comm_width, s2.comm_width, path)
+      assert.is_true(s2.stacks <= s1.stacks, path)
+      if s2.stacks < s1.stacks then folded_some = true end
+      for n, opts in ipairs(cases) do
+        local a, b = v1:report(opts), v2:report(opts)
+        local what = path .. " case " .. n
+        assert.are.equal(#a, #b, what)
+        assert.are.equal(a.total, b.total, what)
+        for i, r in ipairs(a) do
+          for _, k in ipairs({ "key", "self", "samples", "sym", "dso", "kind", "comm" }) do
+            assert.are.equal(r[k], b[i][k], what .. " row " .. i .. " " .. k)
+          end
+        end
+      end
+      -- and every stack of one command: no thread left where all resolved
+      for e in p2:stacks() do
+        if e.comm and #e.addrs == 1 then assert.are.equal(-1, e.tid, path) end
+      end
+    end
+    assert.is_true(folded_some)
+  end)
+end)
+
 describe("luaperf report and flame", function()
   -- the first line where two outputs part (TAP cuts a long string short)
   local function first_diff(a, b)

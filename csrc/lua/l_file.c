@@ -858,7 +858,10 @@ static int comm_to_table(void *arg, uint32_t pid, uint32_t tid, const char *comm
  * (max_stack = N: each stack's N addresses nearest the leaf, perf's
  * --max-stack; frames = false: none, the samples of a thread summed;
  * objects = true with max_stack = 1: each leaf is the object it was in
- * when sampled, a frame with a dso and no symbol)
+ * when sampled, a frame with a dso and no symbol; symbols = true with
+ * max_stack = 1: each leaf is the symbol it was in, one place of it;
+ * threads = false with symbols: such stacks keyed by command name, not by
+ * thread: pid and tid -1)
  * (perfdata__profile: the core builds it).  Without a symbolizer, one made
  * here serves the file (p:symbolizer()); symbolizer = false: none. */
 static int file_profile(lua_State *L)
@@ -892,6 +895,8 @@ static int file_profile(lua_State *L)
 	if (!lua_isnil(L, 2)) {
 		o.mark_truncated = lperf_optfield_bool(L, 2, "mark_truncated", 0);
 		o.leaf_objects = lperf_optfield_bool(L, 2, "objects", 0);
+		o.leaf_symbols = lperf_optfield_bool(L, 2, "symbols", 0);
+		o.merge_threads = !lperf_optfield_bool(L, 2, "threads", 1);
 		o.no_thread_comms = !lperf_optfield_bool(L, 2, "thread_comms", 1);
 		lua_getfield(L, 2, "comms");
 		if (!lua_isnil(L, -1)) {

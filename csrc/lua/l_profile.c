@@ -147,8 +147,11 @@ static void push_entry(lua_State *L, struct stacktab *st, size_t i)
 		 * object frame its object's path */
 		const char *name = stacktab__is_named(e.addrs[j]) ? stacktab__name(st, e.addrs[j]) :
 				   stacktab__object(st, e.addrs[j]);
+		struct stacktab_place pl;
 		if (name != NULL)
 			lua_pushstring(L, name);
+		else if (stacktab__symbol(st, e.addrs[j], &pl) == 0)
+			lperf_pushu64(L, pl.addr);   /* a symbol frame: its place */
 		else
 			lperf_pushu64(L, e.addrs[j]);
 		lua_rawseti(L, -2, (int)j + 1);

@@ -319,7 +319,7 @@ static int v_summary(lua_State *L)
 	size_t ns = profview__nstacks(pv), i, nev = 0, width = 0;
 	uint64_t samples = 0, period = 0;
 	uint32_t event = PV_NONE;
-	int chains = 0, seen;
+	int chains = 0, seen, folded;
 
 	if (!lua_isnoneornil(L, 2)) {
 		size_t len;
@@ -327,6 +327,9 @@ static int v_summary(lua_State *L)
 		if (profview__intern(pv, s, len, &event))
 			return luaL_error(L, "out of memory");
 	}
+	/* stacks keyed by command name: their threads' names, noted apart */
+	folded = stacktab__comm_width(st, event == PV_NONE ? NULL : profview__str(pv, event),
+				      &width);
 	lua_createtable(L, 0, 6);
 	lua_newtable(L);             /* events, in order */
 	lua_newtable(L);             /* seen events */
@@ -350,6 +353,8 @@ static int v_summary(lua_State *L)
 		period += e.period;
 		if (profview__depth(pv, i) > 1)
 			chains = 1;
+		if (folded && e.pid == -1 && e.tid == -1 && e.comm)
+			continue;
 		c = profview__thread_comm(pv, i);
 		if (c == PV_NONE)
 			c = profview__comm(pv, i);

@@ -688,7 +688,9 @@ end
 -- M.load).  opts: event, kallsyms, vmlinux, symfs, frames, inline, lines,
 -- progress, by_label (a view for folded stacks and flame graphs alone:
 -- ProfileView by_label), max_stack (the addresses of each stack kept from the leaf: 1
--- for reports that read leaves alone).
+-- for reports that read leaves alone), leaf_symbols (with max_stack 1: each
+-- leaf keyed by its symbol, f:profile's symbols), threads (false: such
+-- stacks keyed by command name, not thread: no pid or tid to report).
 function M.open_view(path, opts)
   opts = opts or {}
   -- LUAPERF_ENGINE=lua: every report built in Lua from a stack list (the
@@ -711,7 +713,8 @@ function M.open_view(path, opts)
     if not sym then f:close(); return nil, serr end
   end
   local p, info = f:profile{ symbolizer = sym, mark_truncated = dwarf or nil, progress = opts.progress,
-    max_stack = opts.max_stack, frames = opts.frames ~= false }
+    max_stack = opts.max_stack, frames = opts.frames ~= false, symbols = opts.leaf_symbols,
+    threads = opts.threads }
   -- a profile without frames keeps no chains to see: the file's events
   -- say whether samples had them, as perf decides its children default
   local file_chains = opts.frames == false and has_callchains(f)

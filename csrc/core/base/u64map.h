@@ -30,10 +30,15 @@ static inline void u64map__init(struct u64map *m)
 
 void u64map__exit(struct u64map *m);
 
+/* MurmurHash3's 64-bit finalizer: every key bit reaches the low bits a
+ * mask keeps (keys that differ in their high bits alone, an id over an
+ * address, spread as well as those that differ low). */
 static inline size_t u64map__hash(uint64_t k)
 {
 	k ^= k >> 33;
 	k *= UINT64_C(0xff51afd7ed558ccd);
+	k ^= k >> 33;
+	k *= UINT64_C(0xc4ceb9fe1a85ec53);
 	k ^= k >> 33;
 	return (size_t)k;
 }

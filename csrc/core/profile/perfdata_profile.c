@@ -21,6 +21,7 @@
 
 #include "perfdata/perfdata.h"
 #include "perfdata/maporder.h"
+#include "profile/profview.h"
 #include "profile/stacktab.h"
 #include "profile/threads.h"
 #include "base/u64map.h"
@@ -47,6 +48,16 @@ struct pass {
 	 * symbolizer keeps), and of recent kernel pages (page + 1, frame) */
 	struct u64map objects;
 	uint64_t (*kpages)[2];
+	/* leaf symbols: objects (path pointer -> id + 1) and symbols
+	 * (symbol_frame's key -> index into sym_of) */
+	struct u64map objs, syms;
+	uint64_t last_obj;          /* the last objs key looked up, and its id */
+	uint32_t last_obj_id;
+	struct leaf_sym {
+		const char *name;   /* the symbolizer's: one pointer per name */
+		uint32_t frame;     /* its symbol frame's index */
+	} *sym_of;
+	size_t sym_cap;
 };
 
 /* Whether the pass must be ready to unwind: a DWARF event, or a pipe (its
@@ -88,7 +99,8 @@ int perfdata__prime_symbolizer(struct perfdata *pd, struct symbolizer *sym)
 	return 0;
 }
 
-/* stacktab__set_leaf_object's fn: the object addr is in now, as a frame. */
+/* stacktab__set_leaf_frame's fn for leaf objects: the object addr is in
+ * now, as a frame. */
 static int leaf_object(void *arg, int32_t pid, int kernel, uint64_t addr, uint64_t *frame)
 {
 	struct pass *p = arg;
@@ -118,6 +130,93 @@ static int leaf_object(void *arg, int32_t pid, int kernel, uint64_t addr, uint64
 		kp[1] = *frame;
 	}
 	return 1;
+}
+
+/*
+ * A symbol is told apart by its object (the symbolizer's interned path:
+ * one pointer per path), its start (in its object's ELF space, which every
+ * process mapping the object shares; for the kernel, its address) and its
+ * name; an address no symbol covers in a file's mapping, by its object and
+ * its place in the file, as reports name it (profview's rel).  That is
+ * finer than what reports key a symbol by (object, name and start).  The
+ * key packs an object's id + 1 (user, kernel and unnamed ones apart) over
+ * the start's low 48 bits; what does not fit stays a place of its own.
+ */
+enum { OBJ_USER, OBJ_KERNEL, OBJ_UNNAMED };
+
+/* The symbol's frame: the frame of the first place it was sampled at. */
+static int symbol_frame(struct pass *p, const struct stacktab_place *pl, const void *obj,
+			int how, uint64_t start, const char *name, uint64_t *frame)
+{
+	uint64_t okey = (uint64_t)(uintptr_t)obj ^ (uint64_t)how << 62, key;
+	uint32_t *v, id;
+	int added, e;
+
+	if (okey == p->last_obj) {
+		id = p->last_obj_id;
+	} else {
+		if (!(v = u64map__insert(&p->objs, okey, (uint32_t)p->objs.n + 1, &added)))
+			return -ENOMEM;
+		id = *v;
+		p->last_obj = okey;
+		p->last_obj_id = id;
+	}
+	if (id >= 0x8000 || (how == OBJ_KERNEL ? start >> 47 != 0x1ffff : start >> 48 != 0))
+		return stacktab__intern_symbol(p->st, pl, frame);
+	key = (uint64_t)id << 48 | (start & UINT64_C(0xffffffffffff));
+	if (!(v = u64map__insert(&p->syms, key, (uint32_t)p->syms.n, &added)))
+		return -ENOMEM;
+	if (added) {
+		if (p->syms.n > p->sym_cap) {
+			size_t cap = p->sym_cap ? 2 * p->sym_cap : 1024;
+			struct leaf_sym *n = realloc(p->sym_of, cap * sizeof *n);
+			if (!n)
+				return -ENOMEM;
+			p->sym_of = n;
+			p->sym_cap = cap;
+		}
+		if ((e = stacktab__intern_symbol(p->st, pl, frame)) < 0)
+			return e;
+		p->sym_of[*v].name = name;
+		p->sym_of[*v].frame = (uint32_t)(*frame & ~STACKTAB_NAMED_MASK);
+		return 0;
+	}
+	/* an alias of another name at the same start: a place of its own */
+	if (p->sym_of[*v].name != name)
+		return stacktab__intern_symbol(p->st, pl, frame);
+	*frame = STACKTAB_SYMBOL | p->sym_of[*v].frame;
+	return 0;
+}
+
+/* stacktab__fold_leaves' fn: the frame of the symbol a place is in, in
+ * the mappings of its samples' time (an address of JIT code, or in no
+ * file, is a place of its own: reports key it by its address). */
+static int leaf_symbol(void *arg, const struct stacktab_place *pl, uint64_t *frame)
+{
+	struct pass *p = arg;
+	uint32_t pid = pl->kernel ? UINT32_MAX : (uint32_t)pl->pid;
+	uint32_t gen = pl->gen ? pl->gen - 1 : UINT32_MAX;
+	struct sym_result r;
+	struct sym_map m;
+	int e;
+
+	memset(&r, 0, sizeof r);
+	if (symbolizer__resolve_at(p->sym, pid, gen, pl->addr, pl->kernel ? SYM_KERNEL : SYM_USER,
+				   &r) == 0 && r.name && r.dso) {
+		if (r.kind == SYM_KIND_KERNEL)
+			e = symbol_frame(p, pl, r.dso, OBJ_KERNEL, r.sym_start, r.name, frame);
+		else if (r.kind == SYM_KIND_USER && r.dso_addr)
+			e = symbol_frame(p, pl, r.dso, OBJ_USER, r.dso_addr - r.offset, r.name, frame);
+		else
+			e = stacktab__intern_symbol(p->st, pl, frame);
+	} else if (pl->kernel || symbolizer__find_map_at(p->sym, pid, gen, pl->addr, &m) ||
+		   profview__anon_path(m.path) || pl->addr < m.start) {
+		e = stacktab__intern_symbol(p->st, pl, frame);
+	} else {
+		e = symbol_frame(p, pl, m.path, OBJ_UNNAMED, pl->addr - m.start + m.pgoff, NULL,
+				 frame);
+	}
+	return e < 0 ? e : 1;
 }
 
 /* stacktab__set_space_gen's fn: the generation (+ 1) of pid's maps now. */
@@ -301,6 +400,8 @@ int perfdata__profile(struct perfdata *pd, const struct perfdata_profile_opts *o
 		stacktab__set_sample_comm(st, threads__sample_comm, p.th);
 	}
 	u64map__init(&p.objects);
+	u64map__init(&p.objs);
+	u64map__init(&p.syms);
 	/* maps fed in time order: each sample knows its space's generation */
 	if (p.sym && !p.mo)
 		stacktab__set_space_gen(st, space_gen, &p);
@@ -309,14 +410,14 @@ int perfdata__profile(struct perfdata *pd, const struct perfdata_profile_opts *o
 			e = fail(err, errlen, -ENOMEM, NULL);
 			goto out;
 		}
-		stacktab__set_leaf_object(st, leaf_object, &p);
+		stacktab__set_leaf_frame(st, leaf_object, &p);
 	}
 	if (reorder)
 		perfdata__rewind_order(pd, 0);
 	else
 		perfdata__rewind(pd);
 	e = run(&p, err, errlen);
-	stacktab__set_leaf_object(st, NULL, NULL);
+	stacktab__set_leaf_frame(st, NULL, NULL);
 	stacktab__set_space_gen(st, NULL, NULL);
 	/* A pipe's build ids come in the stream: known now, before any resolve. */
 	if (e >= 0 && p.sym && perfdata__info(pd)->pipe &&
@@ -331,11 +432,19 @@ int perfdata__profile(struct perfdata *pd, const struct perfdata_profile_opts *o
 		if (e >= 0 && (e = threads__publish(p.th)) < 0)
 			e = fail(err, errlen, e, NULL);
 	}
+	/* the maps and names final: each leaf's symbol, as the view would
+	 * resolve it, keys its stack */
+	if (e >= 0 && p.o->leaf_symbols && p.sym && !p.o->leaf_objects &&
+	    (e = stacktab__fold_leaves(st, leaf_symbol, &p, !p.o->merge_threads)) < 0)
+		e = fail(err, errlen, e, NULL);
 out:
-	stacktab__set_leaf_object(st, NULL, NULL);
+	stacktab__set_leaf_frame(st, NULL, NULL);
 	stacktab__set_space_gen(st, NULL, NULL);
 	free(p.kpages);
 	u64map__exit(&p.objects);
+	u64map__exit(&p.objs);
+	u64map__exit(&p.syms);
+	free(p.sym_of);
 	if (p.th)
 		stacktab__set_sample_comm(st, NULL, NULL);
 	threads__delete(p.th);

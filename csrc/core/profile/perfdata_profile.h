@@ -70,10 +70,17 @@ struct perfdata_profile_opts {
 	int (*progress)(void *arg, uint64_t done, uint64_t total);
 	void *progress_arg;
 	/* With a symbolizer and a table of max depth 1, a pass in time order
-	 * keys each sample by the object its ip was in when it was taken
-	 * (stacktab__set_leaf_object), not by its address: reports by dso,
-	 * comm or pid then need no symbol. */
-	int leaf_objects;
+	 * keys each sample by the object (leaf_objects) or the symbol
+	 * (leaf_symbols; not from a pipe) its ip was in when it was taken
+	 * (stacktab__set_leaf_frame), not by its address: reports by dso,
+	 * comm or pid then need no symbol, reports by symbol resolve one
+	 * place per symbol.  The symbols are perf report's: those of the
+	 * maps known at the sample's time. */
+	int leaf_objects, leaf_symbols;
+	/* With thread names: samples whose leaf became a frame are keyed by
+	 * their command name, not their thread (stacktab__set_threads 0):
+	 * for reports with no pid or tid key or filter. */
+	int merge_threads;
 };
 
 struct perfdata_profile_stats {

@@ -355,7 +355,7 @@ static uint32_t *named_slot(struct profview *pv, size_t idx)
 
 /* A frame of the table's own, made once: a named frame (a Lua function, a
  * VM state) or an object frame (a leaf the pass collapsed to its object,
- * stacktab__set_leaf_object: no address, no symbol). */
+ * stacktab__set_leaf_frame: no address, no symbol). */
 static int table_frame(struct profview *pv, uint64_t frame, int kernel, int lines, uint32_t *id)
 {
 	int object = stacktab__is_object(frame);
@@ -391,7 +391,7 @@ static int table_frame(struct profview *pv, uint64_t frame, int kernel, int line
 	return rc;
 }
 
-static int is_anon(const char *p)
+int profview__anon_path(const char *p)
 {
 	return !strcmp(p, "//anon") || !strncmp(p, "/dev/zero", 9) ||
 	       !strncmp(p, "/anon_hugepage", 14);
@@ -466,7 +466,7 @@ static int resolve_addr(struct profview *pv, const struct profview_opts *o, int6
 		} else {
 			struct sym_map m;
 			if (symbolizer__find_map_at(o->sym, pid, gen, a->addr, &m) == 0) {
-				if (is_anon(m.path)) {
+				if (profview__anon_path(m.path)) {
 					char buf[64];
 					snprintf(buf, sizeof buf, "/tmp/perf-%d.map", (int)pid);
 					f->dso = intern(pv, buf, &rc);
@@ -707,7 +707,7 @@ static int build(struct profview *pv, const struct profview_opts *o)
 			}
 			/* a named frame of the table (a junk word of a frame-pointer
 			 * walk may look like one: it is an address); an own ip may be
-			 * an object frame (stacktab__set_leaf_object) */
+			 * an object frame (stacktab__set_leaf_frame) */
 			if ((!own && stacktab__is_named(a) && stacktab__name(st, a)) ||
 			    (stacktab__is_object(a) && stacktab__object(st, a))) {
 				rc = table_frame(pv, a, kernel, o->lines, &id);
@@ -717,6 +717,15 @@ static int build(struct profview *pv, const struct profview_opts *o)
 				continue;
 			}
 			key.space = kernel ? KERNEL_SPACE : user_space(e.pid, e.gen);
+			/* a symbol frame: the place it stands for */
+			if (stacktab__is_symbol(a)) {
+				struct stacktab_place pl;
+				if (stacktab__symbol(st, a, &pl) == 0) {
+					kernel = pl.kernel != 0;
+					key.space = kernel ? KERNEL_SPACE : user_space(pl.pid, pl.gen);
+					a = pl.addr;
+				}
+			}
 			key.addr = a;
 			if (key.space != last_space) {
 				uint32_t sk;

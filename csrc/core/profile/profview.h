@@ -141,6 +141,10 @@ size_t profview__bytes(const struct profview *pv);
 int profview__flame_groups(const struct profview *pv, const uint8_t *keep, uint32_t *group,
 			   size_t *ngroups);
 
+/* Whether a mapping of this path is anonymous memory (its code: JIT code,
+ * named after /tmp/perf-PID.map). */
+int profview__anon_path(const char *path);
+
 /* Orders two interned strings as Lua's `<` does in the C locale (bytes). */
 int profview__strcmp(const struct profview *pv, uint32_t a, uint32_t b);
 

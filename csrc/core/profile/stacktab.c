@@ -10,6 +10,7 @@
 #include <string.h>
 #include "profile/stacktab.h"
 #include "base/bigmem.h"
+#include "base/keytab.h"
 #include "record/record.h"
 
 /* A slot holds the stack's hash's upper half over its index + 1, and the
@@ -32,6 +33,13 @@ struct st_entry {
 	uint32_t tag;               /* the split's value (stacktab__set_split); 0 */
 	uint32_t gen;               /* the address space's generation (set_space_gen) */
 	uint64_t count, period;
+};
+
+/* A sample's thread as stacktab__comm_width reads it. */
+struct st_note {
+	uint32_t ev;
+	int32_t pid, tid;
+	uint32_t comm;              /* comm object + 1; 0: none */
 };
 
 /* An int32 -> name map (pid -> last COMM, tid -> a thread's last name). */
@@ -69,8 +77,14 @@ struct stacktab {
 	uint32_t ncobj, cobj_cap;
 	int (*sample_comm)(void *arg, int32_t pid, int32_t tid, uint32_t *comm);
 	void *sample_comm_arg;
-	int (*leaf_object)(void *arg, int32_t pid, int kernel, uint64_t addr, uint64_t *frame);
-	void *leaf_object_arg;
+	int (*leaf_frame)(void *arg, int32_t pid, int kernel, uint64_t addr, uint64_t *frame);
+	void *leaf_frame_arg;
+	/* Symbol frames: their places, interned (id = index). */
+	struct keytab *places;
+	/* Threads folded by stacktab__fold_leaves: the (event, pid, tid,
+	 * comm) of each entry that was folded (struct st_note), for
+	 * stacktab__comm_width; NULL when none was. */
+	struct keytab *notes;
 	uint32_t (*space_gen)(void *arg, int32_t pid);
 	void *space_gen_arg;
 	/* The last evtab's index -> our event index, so names are looked up
@@ -133,6 +147,8 @@ void stacktab__delete(struct stacktab *st)
 		free(st->wnames[i]);
 	free(st->names);
 	free(st->name_slots);
+	keytab__delete(st->places);
+	keytab__delete(st->notes);
 	bigmem__free(st->w);
 	free(st->events);
 	bigmem__free(st->e);
@@ -448,14 +464,28 @@ static uint64_t *stripped_room(struct stacktab *st, size_t n)
 	return st->stripped;
 }
 
+/* The frame the table's leaf_frame gives addr in place of it: 1 (set),
+ * 0 (kept), -errno. */
+static int leaf_frame(struct stacktab *st, int32_t pid, int kernel, uint64_t *addr)
+{
+	uint64_t frame;
+	int rc = st->leaf_frame(st->leaf_frame_arg, pid, kernel, *addr, &frame);
+
+	if (rc > 0)
+		*addr = frame;
+	return rc;
+}
+
 /* A chain as the kernel wrote it (context markers included), cut to the
- * table's depth, its leaf made its object in a table of leaf objects. */
+ * table's depth, its leaf made a frame of the table in a table of leaf
+ * frames. */
 static int add(struct stacktab *st, const uint64_t *key, unsigned nkey,
 	       uint32_t ev, int32_t pid, int32_t tid, uint32_t comm, uint32_t tag, uint32_t gen,
 	       uint64_t count, uint64_t period, const uint64_t *w)
 {
 	uint64_t okey[4], *out;
 	unsigned nr, nk, own;
+	int leaves = st->leaf_frame && st->max_depth == 1, rc;
 
 	if (st->no_frames)
 		nkey = 0;
@@ -463,33 +493,23 @@ static int add(struct stacktab *st, const uint64_t *key, unsigned nkey,
 		nkey = cut_depth(key, nkey, st->max_depth);
 	if (nkey > 65535)
 		return -E2BIG;
-	if (st->leaf_object && st->max_depth == 1 && nkey > 1 && nkey <= 4 &&
-	    key[nkey - 1] < (uint64_t)PERF_CONTEXT_MAX &&
+	if (leaves && nkey > 1 && nkey <= 4 && key[nkey - 1] < (uint64_t)PERF_CONTEXT_MAX &&
 	    key[nkey - 2] >= (uint64_t)PERF_CONTEXT_MAX) {
 		/* [markers..., leaf]: the leaf's own marker says whose it is */
-		int kernel = record__kernel_context(key[nkey - 2]);
-		uint64_t frame;
-		int rc = st->leaf_object(st->leaf_object_arg, pid, kernel, key[nkey - 1], &frame);
-		if (rc < 0)
+		memcpy(okey, key, nkey * sizeof *key);
+		if ((rc = leaf_frame(st, pid, record__kernel_context(key[nkey - 2]),
+				     &okey[nkey - 1])) < 0)
 			return rc;
-		if (rc > 0) {
-			memcpy(okey, key, (nkey - 1) * sizeof *key);
-			okey[nkey - 1] = frame;
-			key = okey;
-		}
+		key = okey;
 	}
 	if (!(out = stripped_room(st, (size_t)nkey + 1)))
 		return -ENOMEM;
 	nr = strip(key, nkey, out, &nk, &own);
-	/* In a table of leaf objects a discarded chain's own ip, the one
-	 * address a report counts for it, becomes its object too. */
-	if (own && st->leaf_object && st->max_depth == 1) {
-		uint64_t frame;
-		int rc = st->leaf_object(st->leaf_object_arg, pid, own == 2, out[nr], &frame);
-		if (rc < 0)
+	/* In a table of leaf frames a discarded chain's own ip, the one
+	 * address a report counts for it, becomes a frame too. */
+	if (own && leaves) {
+		if ((rc = leaf_frame(st, pid, own == 2, &out[nr])) < 0)
 			return rc;
-		if (rc > 0)
-			out[nr] = frame;
 	}
 	return add_stripped(st, out, nr, nk, own, ev, pid, tid, comm, tag, gen, count, period, w);
 }
@@ -945,6 +965,12 @@ static int remap_names(struct stacktab *dst, const struct stacktab *src,
 		if (stacktab__is_object(key[i]) && stacktab__object(src, key[i]) &&
 		    (rc = stacktab__intern_object(dst, stacktab__object(src, key[i]), &out[i])))
 			return rc;
+		if (stacktab__is_symbol(key[i])) {
+			struct stacktab_place p;
+			if (!stacktab__symbol(src, key[i], &p) &&
+			    (rc = stacktab__intern_symbol(dst, &p, &out[i])))
+				return rc;
+		}
 	}
 	return 0;
 }
@@ -1045,7 +1071,7 @@ int stacktab__merge(struct stacktab *dst, const struct stacktab *src)
 		const uint64_t *ekey = src->arena + e->key;
 		unsigned nw = e->nr + (e->own ? 1 : 0);
 		uint32_t ev;
-		if (src->nnames > 0) {
+		if (src->nnames > 0 || src->places) {
 			if (nw > keycap) {
 				uint64_t *nk = realloc(key, nw * sizeof *nk);
 				if (!nk) {
@@ -1207,14 +1233,210 @@ void stacktab__set_space_gen(struct stacktab *st, uint32_t (*fn)(void *arg, int3
 	st->last = 0;
 }
 
-void stacktab__set_leaf_object(struct stacktab *st,
-			       int (*fn)(void *arg, int32_t pid, int kernel, uint64_t addr,
-					 uint64_t *frame),
-			       void *arg)
+void stacktab__set_leaf_frame(struct stacktab *st,
+			      int (*fn)(void *arg, int32_t pid, int kernel, uint64_t addr,
+					uint64_t *frame),
+			      void *arg)
 {
-	st->leaf_object = fn;
-	st->leaf_object_arg = arg;
+	st->leaf_frame = fn;
+	st->leaf_frame_arg = arg;
 	st->last = 0;
+}
+
+
+/* Entry e's hash, as add_stripped made it. */
+static uint64_t entry_hash(const struct stacktab *st, const struct st_entry *e)
+{
+	uint64_t shape = (uint64_t)e->nr << 32 | (uint64_t)e->nkernel << 8 | e->own;
+
+	return stack_hash(st->arena + e->key, e->nr + (e->own ? 1 : 0), shape, e->ev, e->pid,
+			  e->tid, e->comm, e->tag ^ (e->gen << 16));
+}
+
+static int same_entry(const struct stacktab *st, const struct st_entry *a,
+		      const struct st_entry *b)
+{
+	return a->nr == b->nr && a->nkernel == b->nkernel && a->own == b->own &&
+	       a->ev == b->ev && a->pid == b->pid && a->tid == b->tid && a->comm == b->comm &&
+	       a->tag == b->tag && a->gen == b->gen &&
+	       same_key(st->arena + a->key, st->arena + b->key, a->nr + (a->own ? 1 : 0));
+}
+
+/* Entries that became equal (their leaves made frames, their threads
+ * dropped) become one, first come first; the comm objects of folded
+ * entries (pid and tid -1) are taken by name. */
+static int fold(struct stacktab *st)
+{
+	uint32_t *first, *canon;
+	size_t i, n = 0;
+	uint32_t c;
+
+	first = calloc(st->nnames ? st->nnames : 1, sizeof *first);
+	canon = malloc((st->ncobj ? st->ncobj : 1) * sizeof *canon);
+	if (!first || !canon) {
+		free(first);
+		free(canon);
+		return -ENOMEM;
+	}
+	/* comm objects of one name (names are interned) -> the first of them */
+	for (c = 1; c <= st->ncobj; c++) {
+		uint32_t name = st->cobj[c - 1];
+		if (!first[name])
+			first[name] = c;
+		canon[c - 1] = first[name];
+	}
+	memset(st->slots, 0, st->nslots * sizeof *st->slots);
+	for (i = 0; i < st->nr; i++) {
+		struct st_entry *e = &st->e[i];
+		uint64_t h;
+		size_t j;
+
+		if (e->pid == -1 && e->tid == -1 && e->comm)
+			e->comm = canon[e->comm - 1];
+		h = entry_hash(st, e);
+		for (j = SLOT_HOME(h, st->nslots); st->slots[j]; j = (j + 1) & (st->nslots - 1)) {
+			struct st_entry *k = &st->e[(uint32_t)st->slots[j] - 1];
+			if (SLOT_TAG(st->slots[j]) == SLOT_TAG(h) && same_entry(st, k, e)) {
+				k->count += e->count;
+				k->period += e->period;
+				if (st->w)
+					add_weights(st, (size_t)(k - st->e),
+						    st->w + i * STACKTAB_MAX_WEIGHTS);
+				break;
+			}
+		}
+		if (st->slots[j])
+			continue;
+		/* kept: moved down over the folded ones, in order */
+		if (n != i) {
+			st->e[n] = *e;
+			if (st->w)
+				memcpy(st->w + n * STACKTAB_MAX_WEIGHTS, st->w + i * STACKTAB_MAX_WEIGHTS,
+				       STACKTAB_MAX_WEIGHTS * sizeof *st->w);
+		}
+		st->slots[j] = SLOT_TAG(h) | ++n;
+	}
+	if (st->w && n < st->nr)
+		memset(st->w + n * STACKTAB_MAX_WEIGHTS, 0,
+		       (st->nr - n) * STACKTAB_MAX_WEIGHTS * sizeof *st->w);
+	st->nr = n;
+	st->last = 0;
+	free(first);
+	free(canon);
+	return 0;
+}
+
+int stacktab__fold_leaves(struct stacktab *st,
+			  int (*fn)(void *arg, const struct stacktab_place *place,
+				    uint64_t *frame),
+			  void *arg, int threads)
+{
+	struct st_note last;
+	size_t i;
+	int rc;
+
+	if (st->max_depth != 1)
+		return 0;
+	memset(&last, 0xff, sizeof last);   /* no note is all ones */
+	if (!threads && !st->notes && !(st->notes = keytab__new()))
+		return -ENOMEM;
+	for (i = 0; i < st->nr; i++) {
+		struct st_entry *e = &st->e[i];
+		uint64_t *w = st->arena + e->key;
+		unsigned n = e->nr + (e->own ? 1 : 0), j, done = 0;
+
+		if (n > 1)
+			continue;
+		for (j = 0; j < n; j++) {
+			struct stacktab_place pl;
+			int kernel = j == e->nr ? e->own == 2 : j < e->nkernel;
+			/* a frame of the table already (a named or object one) */
+			if ((w[j] & STACKTAB_NAMED_MASK) >= STACKTAB_NAMED &&
+			    (w[j] & STACKTAB_NAMED_MASK) <= STACKTAB_SYMBOL) {
+				done++;
+				continue;
+			}
+			memset(&pl, 0, sizeof pl);
+			pl.pid = kernel ? -1 : e->pid;
+			pl.gen = kernel ? 0 : e->gen;
+			pl.kernel = kernel != 0;
+			pl.addr = w[j];
+			if ((rc = fn(arg, &pl, &w[j])) < 0)
+				return rc;
+			done += rc > 0;
+		}
+		/* nothing left to resolve in the thread's space: its name keys it */
+		if (!threads && e->comm && done == n && e->pid != -1) {
+			struct st_note note = { e->ev, e->pid, e->tid, e->comm };
+			uint32_t id;
+			/* a thread's entries come in runs: note each run once */
+			if (memcmp(&note, &last, sizeof note) &&
+			    keytab__intern(st->notes, &note, sizeof note, &id, NULL))
+				return -ENOMEM;
+			last = note;
+			e->pid = e->tid = -1;
+			e->gen = 0;
+		}
+	}
+	return fold(st);
+}
+
+int stacktab__comm_width(const struct stacktab *st, const char *event, size_t *width)
+{
+	size_t i, n, len, w = 0;
+	uint32_t ev = UINT32_MAX;
+
+	if (!st->notes || !(n = keytab__count(st->notes)))
+		return 0;
+	if (event) {
+		for (i = 0; i < st->nevents && strcmp(st->events[i], event); i++)
+			;
+		ev = (uint32_t)i;
+	}
+	for (i = 0; i < n; i++) {
+		const struct st_note *note = keytab__key(st->notes, (uint32_t)i, &len);
+		const char *c;
+		if (event && note->ev != ev)
+			continue;
+		/* as a thread's stacks name it: its last name, else its sample's */
+		c = stacktab__thread_comm(st, note->tid);
+		if (!c)
+			c = note->comm ? stacktab__comm_name(st, note->comm) :
+			    stacktab__comm(st, note->pid);
+		if (c && strlen(c) > w)
+			w = strlen(c);
+	}
+	*width = w;
+	return 1;
+}
+
+int stacktab__intern_symbol(struct stacktab *st, const struct stacktab_place *place,
+			    uint64_t *frame)
+{
+	struct stacktab_place p = *place;
+	uint32_t id;
+	int added;
+
+	p.pad = 0;
+	if (!st->places && !(st->places = keytab__new()))
+		return -ENOMEM;
+	if (keytab__intern(st->places, &p, sizeof p, &id, &added))
+		return -ENOMEM;
+	*frame = STACKTAB_SYMBOL | id;
+	return 0;
+}
+
+int stacktab__symbol(const struct stacktab *st, uint64_t frame, struct stacktab_place *place)
+{
+	uint64_t i = frame & ~STACKTAB_NAMED_MASK;
+	const void *k;
+	size_t len;
+
+	if (!stacktab__is_symbol(frame) || !st->places || i >= keytab__count(st->places))
+		return -ENOENT;
+	k = keytab__key(st->places, (uint32_t)i, &len);
+	memcpy(place, k, sizeof *place);
+	return 0;
 }
 
 const char *stacktab__name(const struct stacktab *st, uint64_t frame)

@@ -39,13 +39,34 @@ static inline int stacktab__is_named(uint64_t frame)
 }
 
 /* An object frame: a leaf collapsed to the object it was in (reports keyed
- * by object alone need no address, stacktab__set_leaf_object), with a name
+ * by object alone need no address, stacktab__set_leaf_frame), with a name
  * interned in the table as a named frame's. */
 #define STACKTAB_OBJECT UINT64_C(0x4c51000000000000)
 static inline int stacktab__is_object(uint64_t frame)
 {
 	return (frame & STACKTAB_NAMED_MASK) == STACKTAB_OBJECT;
 }
+
+/* A symbol frame: a leaf collapsed to the symbol it was in (reports by
+ * symbol, object and command need no more, stacktab__set_leaf_frame),
+ * standing for one place where that symbol was sampled: resolving the
+ * place gives the frame.  Such a frame no longer needs its thread to be
+ * resolved, so the stack may drop it (stacktab__fold_leaves). */
+#define STACKTAB_SYMBOL UINT64_C(0x4c52000000000000)
+static inline int stacktab__is_symbol(uint64_t frame)
+{
+	return (frame & STACKTAB_NAMED_MASK) == STACKTAB_SYMBOL;
+}
+
+/* An address of an address space: the kernel's, or pid's at a generation
+ * (gen: symbolizer__space_gen + 1, 0 not known; as stacktab_entry.gen). */
+struct stacktab_place {
+	int32_t pid;
+	uint32_t gen;
+	uint32_t kernel;
+	uint32_t pad;               /* 0: places are compared as bytes */
+	uint64_t addr;
+};
 
 #define STACKTAB_MAX_WEIGHTS 12
 
@@ -101,6 +122,12 @@ int stacktab__add_stack_w(struct stacktab *st, const uint64_t *addrs, unsigned n
 int stacktab__add_stack_cw(struct stacktab *st, const uint64_t *addrs, unsigned nr,
 			   unsigned nkernel, int32_t pid, int32_t tid, uint32_t comm,
 			   const char *event, uint64_t count, uint64_t period, const uint64_t *w);
+
+/* The symbol frame standing for place (one per place).  0 or -ENOMEM. */
+int stacktab__intern_symbol(struct stacktab *st, const struct stacktab_place *place,
+			    uint64_t *frame);
+/* The place a symbol frame of st stands for: 0, or -ENOENT. */
+int stacktab__symbol(const struct stacktab *st, uint64_t frame, struct stacktab_place *place);
 
 /*
  * Comm objects (ids from 1; 0 is none).  comm_new makes one; comm_rename
@@ -169,13 +196,44 @@ int stacktab__frames(const struct stacktab *st);
 
 /*
  * Stacks added from now on with one address (max depth 1) keep, in its
- * place, the object frame fn gives: fn(arg, pid, kernel, addr, &frame)
- * returns 1 and sets frame (stacktab__intern_object), 0 to keep the
- * address (no object there), or -errno, which the add returns.  Samples of
- * a thread in one object then share one entry: reports by object need no
- * symbol.  NULL: none (the default).  The caller keeps arg alive until it
- * unsets fn.
+ * place, the frame fn gives: fn(arg, pid, kernel, addr, &frame) returns 1
+ * and sets frame (an object frame, stacktab__intern_object, or a symbol
+ * frame, stacktab__intern_symbol), 0 to keep the address, or -errno, which
+ * the add returns.  Samples of a thread in one object (one symbol) then
+ * share one entry: reports by object need no symbol, reports by symbol
+ * resolve a place per symbol, not per address.  NULL: none (the default).
+ * The caller keeps arg alive until it unsets fn.
  */
+void stacktab__set_leaf_frame(struct stacktab *st,
+			      int (*fn)(void *arg, int32_t pid, int kernel, uint64_t addr,
+					uint64_t *frame),
+			      void *arg);
+
+/*
+ * After the input, in a table of max depth 1 (else nothing is done): the
+ * words of each entry holding a leaf alone become the frames fn gives (fn(arg, place, &frame) returns 1
+ * and sets frame, a symbol or object frame; 0 keeps the address; -errno
+ * ends the fold with it), and entries that became equal are one (first
+ * come first, order kept).  threads = 0: an entry left with no address to
+ * resolve in its thread's space and with a comm object is keyed by that
+ * name, not by its thread (pid and tid -1), so the samples of every
+ * thread of one name share an entry (reports by command, object or
+ * symbol: perf, too, merges them); what the threads were still counts for
+ * one thing, stacktab__comm_width.  Call it when names are final (a comm
+ * object is renamed when its thread's first COMM comes).  0 or -errno.
+ */
+int stacktab__fold_leaves(struct stacktab *st,
+			  int (*fn)(void *arg, const struct stacktab_place *place,
+				    uint64_t *frame),
+			  void *arg, int threads);
+/*
+ * perf's Command column width over the samples of event (NULL: all) that
+ * stacktab__fold_leaves keyed by name: the longest last name of their threads (a
+ * thread's name at its sample when it had none).  Returns 1 and sets
+ * *width when the table merged threads, else 0 (take the stacks' own).
+ */
+int stacktab__comm_width(const struct stacktab *st, const char *event, size_t *width);
+
 /*
  * Samples added from now on are keyed by fn(arg, pid) too: the generation
  * + 1 of the pid's address space (symbolizer__space_gen), which changes when a
@@ -185,11 +243,6 @@ int stacktab__frames(const struct stacktab *st);
  */
 void stacktab__set_space_gen(struct stacktab *st, uint32_t (*fn)(void *arg, int32_t pid),
 			     void *arg);
-
-void stacktab__set_leaf_object(struct stacktab *st,
-			       int (*fn)(void *arg, int32_t pid, int kernel, uint64_t addr,
-					 uint64_t *frame),
-			       void *arg);
 
 /* The index of the entry the last add went to (a new stack or a known
  * one), or (size_t)-1 before the first. */
