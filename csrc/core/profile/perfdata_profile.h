@@ -69,17 +69,18 @@ struct perfdata_profile_opts {
 	 * and their total (a progress bar).  A negative return ends the pass. */
 	int (*progress)(void *arg, uint64_t done, uint64_t total);
 	void *progress_arg;
-	/* With a symbolizer and a table of max depth 1, a pass in time order
-	 * keys each sample by the object (leaf_objects) or the symbol
-	 * (leaf_symbols; not from a pipe) its ip was in when it was taken
-	 * (stacktab__set_leaf_frame), not by its address: reports by dso,
-	 * comm or pid then need no symbol, reports by symbol resolve one
-	 * place per symbol.  The symbols are perf report's: those of the
-	 * maps known at the sample's time. */
+	/* With a symbolizer and a table of max depth 1: a pass in time order
+	 * keys each sample by the object its ip was in when it was taken
+	 * (leaf_objects, stacktab__set_leaf_frame), not by its address:
+	 * reports by dso, comm or pid then need no symbol.  Or, after the
+	 * pass, each leaf becomes the symbol it resolves to in the maps of its
+	 * samples' time (leaf_symbols, stacktab__fold_leaves): reports by
+	 * symbol then resolve one place per symbol, not each address of each
+	 * thread. */
 	int leaf_objects, leaf_symbols;
-	/* With thread names: samples whose leaf became a frame are keyed by
-	 * their command name, not their thread (stacktab__set_threads 0):
-	 * for reports with no pid or tid key or filter. */
+	/* With leaf_symbols and thread names: stacks whose leaf became a
+	 * symbol are keyed by their command name, not their thread: for
+	 * reports with no pid or tid key or filter. */
 	int merge_threads;
 };
 
