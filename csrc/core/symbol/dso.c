@@ -473,7 +473,10 @@ static int load_elf(struct dso *d, Elf *elf)
 	if (rc < 0)
 		return rc;
 done:
-	if (!d->is_vdso && (rc = add_plt_symbols(d, elf)) < 0)
+	/* perf synthesizes them only when the object's own symbols gave one
+	 * (dso__load: ret > 0): a stripped executable that exports nothing
+	 * (addr2line) keeps its PLT unnamed */
+	if (!d->is_vdso && d->syms.n > 0 && (rc = add_plt_symbols(d, elf)) < 0)
 		return rc;
 	return symtab__finish(&d->syms, text_limit(d));
 }
