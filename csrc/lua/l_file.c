@@ -860,7 +860,7 @@ static int comm_to_table(void *arg, uint32_t pid, uint32_t tid, const char *comm
  * objects = true with max_stack = 1: each leaf is the object it was in
  * when sampled, a frame with a dso and no symbol; symbols = true with
  * max_stack = 1: each leaf is the symbol it was in, one place of it;
- * threads = false with symbols: such stacks keyed by command name, not by
+ * threads = false with either: such stacks keyed by command name, not by
  * thread: pid and tid -1)
  * (perfdata__profile: the core builds it).  Without a symbolizer, one made
  * here serves the file (p:symbolizer()); symbolizer = false: none. */

@@ -175,7 +175,8 @@ local function file_view(f, need)
   local split = need.split or "none"
   -- leaves: the sampled ip alone; and without frame keys not even that
   local depth = need.leaves and (need.frames and (need.objects and "obj" or "1") or "0") or "all"
-  local pkey = table.concat({ split, tostring(need.bucket or ""), depth }, "|")
+  local pkey = table.concat({ split, tostring(need.bucket or ""), depth,
+    need.fold and "fold" or "" }, "|")
   local pe = c.profiles[pkey]
   if not pe then
     local dwarf = stacks.is_dwarf(f)
@@ -186,6 +187,7 @@ local function file_view(f, need)
     end
     local p, info = f:profile{ symbolizer = c.sym, mark_truncated = dwarf or nil,
       max_stack = need.leaves and 1 or nil, frames = depth ~= "0", objects = need.objects,
+      symbols = need.fold and not need.objects or nil, threads = not need.fold,
       split = need.split, bucket = need.bucket }
     if not p then error(info, 3) end
     pe = { p = p, info = info, dwarf = dwarf }
@@ -303,10 +305,15 @@ local function needs(by, opts, paths)
   if type(opts.where) == "table" and (opts.where.sym ~= nil or opts.where.srcline ~= nil) then
     symbols = true
   end
+  local lines = has_key(by, "srcline") or
+    type(opts.where) == "table" and opts.where.srcline ~= nil
+  -- leaves keyed by symbol or object: each thread's stacks fold into its
+  -- command's unless a key or filter names the thread
+  local threads = has_key(by, "pid") or has_key(by, "tid") or has_key(by, "thread") or
+    type(opts.where) == "table" and (opts.where.pid ~= nil or opts.where.tid ~= nil)
   return { split = split, frames = frames, objects = leaves and frames and not symbols or nil,
-    leaves = leaves,
-    lines = has_key(by, "srcline") or
-      type(opts.where) == "table" and opts.where.srcline ~= nil }
+    leaves = leaves, lines = lines,
+    fold = leaves and frames and not lines and not threads or nil }
 end
 
 function M.file_report(f, opts)

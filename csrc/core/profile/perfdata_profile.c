@@ -433,8 +433,8 @@ int perfdata__profile(struct perfdata *pd, const struct perfdata_profile_opts *o
 			e = fail(err, errlen, e, NULL);
 	}
 	/* the maps and names final: each leaf's symbol, as the view would
-	 * resolve it, keys its stack */
-	if (e >= 0 && p.o->leaf_symbols && p.sym && !p.o->leaf_objects &&
+	 * resolve it, keys its stack (a leaf object stays one) */
+	if (e >= 0 && (p.o->leaf_symbols || p.o->merge_threads) && p.sym &&
 	    (e = stacktab__fold_leaves(st, leaf_symbol, &p, !p.o->merge_threads)) < 0)
 		e = fail(err, errlen, e, NULL);
 out:

@@ -78,9 +78,10 @@ struct perfdata_profile_opts {
 	 * symbol then resolve one place per symbol, not each address of each
 	 * thread. */
 	int leaf_objects, leaf_symbols;
-	/* With leaf_symbols and thread names: stacks whose leaf became a
-	 * symbol are keyed by their command name, not their thread: for
-	 * reports with no pid or tid key or filter. */
+	/* With leaf_symbols or leaf_objects, and thread names: stacks whose
+	 * leaf became a symbol or an object are keyed by their command name,
+	 * not their thread (leaves the pass left addresses become symbols):
+	 * for reports with no pid or tid key or filter. */
 	int merge_threads;
 };
 
