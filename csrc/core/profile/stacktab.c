@@ -1243,7 +1243,6 @@ void stacktab__set_leaf_frame(struct stacktab *st,
 	st->last = 0;
 }
 
-
 /* Entry e's hash, as add_stripped made it. */
 static uint64_t entry_hash(const struct stacktab *st, const struct st_entry *e)
 {
