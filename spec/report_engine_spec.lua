@@ -271,6 +271,44 @@ describe("a profile of leaves keyed by symbol", function()
   end)
 end)
 
+describe("a view by symbol", function()
+  -- p:view{ by_symbol = true }: one frame per symbol as reports tell it
+  -- apart (what luaperf report reads without -g or srcline): every report
+  -- without call graphs has the rows of the view with a frame per address
+  it("reports the rows of the view with a frame per address, in fewer frames", function()
+    local cases = {
+      { by = { "comm", "dso", "sym" } },
+      { by = { "comm", "dso", "sym" }, children = true, weight = "period" },
+      { by = { "sym" }, children = true },
+      { by = { "dso" }, children = true },
+      { by = { "thread", "sym" } },
+      { by = "sym", children = true, dso = "lib", percentage = "absolute" },
+      { by = "comm,sym", sym = "^_", children = true },
+    }
+    local fewer = false
+    for _, path in ipairs(files()) do
+      local p, v1 = load(path)
+      local v2 = assert(p:view{ symbolizer = p:symbolizer(), by_symbol = true })
+      local s1, s2 = v1:summary(), v2:summary()
+      assert.is_true(s2.frames <= s1.frames, path)
+      if s2.frames < s1.frames then fewer = true end
+      for n, opts in ipairs(cases) do
+        local a, b = v1:report(opts), v2:report(opts)
+        local what = path .. " case " .. n
+        assert.are.equal(#a, #b, what)
+        assert.are.equal(a.total, b.total, what)
+        for i, r in ipairs(a) do
+          for _, k in ipairs({ "key", "self", "total", "samples", "sym", "dso", "kind", "comm",
+                               "tid" }) do
+            assert.are.equal(r[k], b[i][k], what .. " row " .. i .. " " .. k)
+          end
+        end
+      end
+    end
+    assert.is_true(fewer)
+  end)
+end)
+
 describe("luaperf report and flame", function()
   -- the first line where two outputs part (TAP cuts a long string short)
   local function first_diff(a, b)

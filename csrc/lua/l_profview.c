@@ -4,11 +4,13 @@
  * trees and text, never a table per sample or per frame unless it asks
  * for the stack list.
  *
- *   v = p:view{ symbolizer=, lines=, inline=, truncated_marks=, frames=, by_label= }
+ *   v = p:view{ symbolizer=, lines=, inline=, truncated_marks=, frames=, by_label=,
+ *               by_symbol= }
  *     (by_label: a frame per label and kind, for folded stacks and flame
- *     graphs; such a view makes no reports)
+ *     graphs; such a view makes no reports.  by_symbol: a frame per symbol
+ *     as reports tell it apart, for reports without call graphs or lines)
  *   v:summary([event])   -> { events = {names in order}, samples=, period=,
- *                             stacks=, has_chains=, comm_width= }
+ *                             stacks=, frames=, has_chains=, comm_width= }
  *   v:report{ by = {"comm","dso","sym","srcline","parent",...}, parent = regex,
  *             children=, weight="period"|"samples",
  *             percentage="absolute"|"relative", event=, comm=, pid=, tid=,
@@ -116,6 +118,7 @@ static int p_view(lua_State *L)
 		o.truncated_marks = lperf_optfield_bool(L, 2, "truncated_marks", 0);
 		o.no_frames = !lperf_optfield_bool(L, 2, "frames", 1);
 		o.by_label = lperf_optfield_bool(L, 2, "by_label", 0);
+		o.by_symbol = lperf_optfield_bool(L, 2, "by_symbol", 0);
 	}
 	v = lua_newuserdatauv(L, sizeof *v, 0);
 	v->pv = NULL;
@@ -366,6 +369,7 @@ static int v_summary(lua_State *L)
 	lperf_setu64(L, "samples", samples);
 	lperf_setu64(L, "period", period);
 	lperf_setu64(L, "stacks", ns);
+	lperf_setu64(L, "frames", profview__nframes(pv));
 	lperf_setbool(L, "has_chains", chains);
 	lperf_setint(L, "comm_width", (lua_Integer)width);
 	lperf_setu64(L, "bytes", profview__bytes(pv));

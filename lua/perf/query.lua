@@ -193,12 +193,13 @@ local function file_view(f, need)
     pe = { p = p, info = info, dwarf = dwarf }
     c.profiles[pkey] = pe
   end
-  local vkey = pkey .. (need.frames and "|f" or "|-") .. (need.lines and "l" or "")
+  local vkey = pkey .. (need.frames and "|f" or "|-") .. (need.lines and "l" or "") ..
+    (need.by_symbol and "s" or "")
   local v = c.views[vkey]
   if not v then
     local err
     v, err = pe.p:view{ symbolizer = c.sym, truncated_marks = pe.dwarf,
-      frames = need.frames, lines = need.lines }
+      frames = need.frames, lines = need.lines, by_symbol = need.by_symbol }
     if not v then error(err, 3) end
     c.views[vkey] = v
   end
@@ -313,7 +314,9 @@ local function needs(by, opts, paths)
     type(opts.where) == "table" and (opts.where.pid ~= nil or opts.where.tid ~= nil)
   return { split = split, frames = frames, objects = leaves and frames and not symbols or nil,
     leaves = leaves, lines = lines,
-    fold = leaves and frames and not lines and not threads or nil }
+    fold = leaves and frames and not lines and not threads or nil,
+    -- rows alone read a frame per symbol (no path walks addresses)
+    by_symbol = frames and not paths and not lines or nil }
 end
 
 function M.file_report(f, opts)

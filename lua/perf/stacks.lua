@@ -690,7 +690,9 @@ end
 -- ProfileView by_label), max_stack (the addresses of each stack kept from the leaf: 1
 -- for reports that read leaves alone), leaf_symbols (with max_stack 1: each
 -- leaf keyed by its symbol, f:profile's symbols), threads (false: such
--- stacks keyed by command name, not thread: no pid or tid to report).
+-- stacks keyed by command name, not thread: no pid or tid to report),
+-- by_symbol (a frame per symbol: ProfileView by_symbol, for reports
+-- without call graphs or lines).
 function M.open_view(path, opts)
   opts = opts or {}
   -- LUAPERF_ENGINE=lua: every report built in Lua from a stack list (the
@@ -722,7 +724,8 @@ function M.open_view(path, opts)
   f:close()
   if not p then return nil, info end
   local v, verr = p:view{ symbolizer = sym, inline = opts.inline, lines = opts.lines,
-    truncated_marks = dwarf, frames = opts.frames ~= false, by_label = opts.by_label }
+    truncated_marks = dwarf, frames = opts.frames ~= false, by_label = opts.by_label,
+    by_symbol = opts.by_symbol }
   if not v then return nil, verr end
   local pm = p:meta()
   local meta = { lost = tonumber(pm.lost) or 0, throttled = tonumber(pm.throttled) or 0 }

@@ -61,6 +61,12 @@ struct profview {
 	/* by_label: (label << 8 | kind) -> frame id, while building */
 	int by_label;
 	struct u64map labels;
+	/* by_symbol: a frame per symbol as reports tell it apart (struct
+	 * sym_part -> frame id, while building) */
+	int by_symbol;
+	struct keytab *symbols;
+	uint32_t *symbol_frame;
+	size_t symbol_cap;
 };
 
 int profview__intern(struct profview *pv, const char *s, size_t len, uint32_t *id)
@@ -397,6 +403,54 @@ int profview__anon_path(const char *p)
 	       !strncmp(p, "/anon_hugepage", 14);
 }
 
+/* What a report reads of a frame (pvreport.c): a named symbol's kind,
+ * object, name and start; an unnamed address's kind, object, name, place
+ * in its mapping and raw address (a call chain entry's key). */
+struct sym_part {
+	uint32_t kind, dso, name, has;
+	uint64_t start, rel, addr;
+};
+
+/* by_symbol: the new frame id (the last) becomes the first of its symbol
+ * (a->first), or stays when it is the first. */
+static int share_symbol(struct profview *pv, struct pv_addr *a, uint32_t id)
+{
+	const struct pv_frame *f = &pv->frames[id];
+	struct sym_part k;
+	uint32_t kid;
+	int added;
+
+	memset(&k, 0, sizeof k);
+	k.kind = f->kind;
+	k.dso = f->dso;
+	k.name = f->name;
+	if (f->has_offset) {
+		k.has = 1;
+		k.start = f->sym_start;
+	} else {
+		k.has = 2 | (uint32_t)f->has_rel << 2;
+		k.rel = f->rel;
+		k.addr = f->addr;
+	}
+	if (keytab__intern(pv->symbols, &k, sizeof k, &kid, &added))
+		return -ENOMEM;
+	if (!added) {
+		pv->nframes--;   /* the new frame was the last: its slot is reused */
+		a->first = pv->symbol_frame[kid];
+		return 0;
+	}
+	if (kid >= pv->symbol_cap) {
+		size_t cap = pv->symbol_cap ? 2 * pv->symbol_cap : 1024;
+		uint32_t *n = realloc(pv->symbol_frame, cap * sizeof *n);
+		if (!n)
+			return -ENOMEM;
+		pv->symbol_frame = n;
+		pv->symbol_cap = cap;
+	}
+	pv->symbol_frame[kid] = id;
+	return 0;
+}
+
 /* The frames of one address of a space. */
 static int resolve_addr(struct profview *pv, const struct profview_opts *o, int64_t space,
 			struct pv_addr *a)
@@ -497,6 +551,8 @@ static int resolve_addr(struct profview *pv, const struct profview_opts *o, int6
 		}
 		return 0;
 	}
+	if (pv->by_symbol && ninl == 0)
+		return share_symbol(pv, a, id);
 	/* the functions inlined here: outermost first, innermost deepest */
 	for (j = ninl; j > 0; j--) {
 		struct pv_frame *h, *g = new_frame(pv, &id);
@@ -856,11 +912,20 @@ int profview__new(const struct stacktab *st, const struct profview_opts *o,
 	u64map__init(&pv->dsolabels);
 	u64map__init(&pv->labels);
 	pv->by_label = o->by_label && !o->no_frames;
+	pv->by_symbol = o->by_symbol && !pv->by_label && !o->no_frames;
+	if (pv->by_symbol && !(pv->symbols = keytab__new())) {
+		profview__delete(pv);
+		return -ENOMEM;
+	}
 	rc = build(pv, o);
 	u64map__exit(&pv->by_ptr);
 	u64map__exit(&pv->dsonames);
 	u64map__exit(&pv->dsolabels);
 	u64map__exit(&pv->labels);
+	keytab__delete(pv->symbols);
+	pv->symbols = NULL;
+	free(pv->symbol_frame);
+	pv->symbol_frame = NULL;
 	if (rc) {
 		profview__delete(pv);
 		return rc;

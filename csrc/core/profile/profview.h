@@ -88,6 +88,12 @@ struct profview_opts {
 	 * Such a frame's address, object and line are its first address's;
 	 * profview__symnames refuses the view (-EOPNOTSUPP): no reports. */
 	int by_label;
+	/* Frames a report cannot tell apart are one frame: a named symbol's
+	 * addresses (kind, object, name and start alike), an unnamed address
+	 * of several processes (object, place and raw address alike).  Such
+	 * a frame's address, offset, file and line are its first address's:
+	 * for reports without call graphs or source lines. */
+	int by_symbol;
 };
 
 int profview__new(const struct stacktab *st, const struct profview_opts *o,

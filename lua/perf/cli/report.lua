@@ -157,7 +157,9 @@ return function(args)
   end
   local progress, done = options.progress("luaperf report", o.input)
   local lopts = { event = o.event, kallsyms = o.kallsyms, vmlinux = o.vmlinux, symfs = o.symfs,
-    frames = frames and true or false, lines = lines or nil, progress = progress }
+    frames = frames and true or false, lines = lines or nil, progress = progress,
+    -- rows alone read a frame per symbol: no call graph walks addresses
+    by_symbol = not o.graph and not lines or nil }
   -- self overhead without call graphs reads each sample's leaf alone (as
   -- perf, which resolves no chain then); a parent is looked for up the chain
   if o.children == false and not o.graph and not parent then
@@ -166,7 +168,7 @@ return function(args)
     -- key or filter asks for the thread: a resolve per symbol, not per
     -- address of each thread
     lopts.leaf_symbols = not lines or nil
-    local threads = o.pid or o.tid
+    local threads = o.pid or o.tid or lines
     for k in o.sort:gmatch("[^,%s]+") do
       if k == "pid" or k == "tid" then threads = true end
     end
