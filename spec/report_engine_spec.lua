@@ -36,6 +36,17 @@ local function load(path)
   return p, v, list
 end
 
+-- Two reports' rows agree, field by field (what names the case).
+local function same_rows(a, b, what, fields)
+  assert.are.equal(#a, #b, what)
+  assert.are.equal(a.total, b.total, what)
+  for i, r in ipairs(a) do
+    for _, k in ipairs(fields) do
+      assert.are.equal(r[k], b[i][k], what .. " row " .. i .. " " .. k)
+    end
+  end
+end
+
 local frame_fields = { "addr", "kind", "name", "mangled", "dso", "file", "line", "build_id",
   "offset", "rel" }
 
@@ -115,14 +126,10 @@ describe("a profile view", function()
       for n, opts in ipairs(cases) do
         local a, b = report.top(list, opts), v:report(opts)
         local what = path .. " case " .. n
-        assert.are.equal(#a, #b, what)
-        assert.are.equal(a.total, b.total, what)
+        same_rows(a, b, what, { "key", "self", "total", "samples", "sym", "dso", "kind", "comm",
+                                "pid", "tid", "thread_comm" })
         assert.are.equal(a.all, b.all, what)
         for i, r in ipairs(a) do
-          for _, k in ipairs({ "key", "self", "total", "samples", "sym", "dso", "kind", "comm",
-                               "pid", "tid", "thread_comm" }) do
-            assert.are.equal(r[k], b[i][k], what .. " row " .. i .. " " .. k)
-          end
           assert.is_true(math.abs(r.self_pct - b[i].self_pct) < 1e-9, what)
         end
       end
@@ -252,15 +259,8 @@ describe("a profile of leaves keyed by symbol", function()
       assert.is_true(s2.stacks <= s1.stacks, path)
       if s2.stacks < s1.stacks then folded_some = true end
       for n, opts in ipairs(cases) do
-        local a, b = v1:report(opts), v2:report(opts)
-        local what = path .. " case " .. n
-        assert.are.equal(#a, #b, what)
-        assert.are.equal(a.total, b.total, what)
-        for i, r in ipairs(a) do
-          for _, k in ipairs({ "key", "self", "samples", "sym", "dso", "kind", "comm" }) do
-            assert.are.equal(r[k], b[i][k], what .. " row " .. i .. " " .. k)
-          end
-        end
+        same_rows(v1:report(opts), v2:report(opts), path .. " case " .. n,
+                  { "key", "self", "samples", "sym", "dso", "kind", "comm" })
       end
       -- and every stack of one command: no thread left where all resolved
       for e in p2:stacks() do
@@ -293,16 +293,8 @@ describe("a view by symbol", function()
       assert.is_true(s2.frames <= s1.frames, path)
       if s2.frames < s1.frames then fewer = true end
       for n, opts in ipairs(cases) do
-        local a, b = v1:report(opts), v2:report(opts)
-        local what = path .. " case " .. n
-        assert.are.equal(#a, #b, what)
-        assert.are.equal(a.total, b.total, what)
-        for i, r in ipairs(a) do
-          for _, k in ipairs({ "key", "self", "total", "samples", "sym", "dso", "kind", "comm",
-                               "tid" }) do
-            assert.are.equal(r[k], b[i][k], what .. " row " .. i .. " " .. k)
-          end
-        end
+        same_rows(v1:report(opts), v2:report(opts), path .. " case " .. n,
+                  { "key", "self", "total", "samples", "sym", "dso", "kind", "comm", "tid" })
       end
     end
     assert.is_true(fewer)
