@@ -219,15 +219,6 @@ static int leaf_symbol(void *arg, const struct stacktab_place *pl, uint64_t *fra
 	return e < 0 ? e : 1;
 }
 
-/* stacktab__fold_leaves' fn that keeps every address. */
-static int leaf_kept(void *arg, const struct stacktab_place *pl, uint64_t *frame)
-{
-	(void)arg;
-	(void)pl;
-	(void)frame;
-	return 0;
-}
-
 /* stacktab__set_space_gen's fn: the generation (+ 1) of pid's maps now. */
 static uint32_t space_gen(void *arg, int32_t pid)
 {
@@ -445,7 +436,7 @@ int perfdata__profile(struct perfdata *pd, const struct perfdata_profile_opts *o
 	 * resolve it, keys its stack; or, leaf objects made, their threads
 	 * fold (a leaf left an address keeps its thread) */
 	if (e >= 0 && p.sym && (p.o->leaf_symbols || (p.o->leaf_objects && p.o->merge_threads)) &&
-	    (e = stacktab__fold_leaves(st, p.o->leaf_symbols ? leaf_symbol : leaf_kept, &p,
+	    (e = stacktab__fold_leaves(st, p.o->leaf_symbols ? leaf_symbol : NULL, &p,
 				       !p.o->merge_threads)) < 0)
 		e = fail(err, errlen, e, NULL);
 out:

@@ -912,7 +912,9 @@ int profview__new(const struct stacktab *st, const struct profview_opts *o,
 	u64map__init(&pv->dsolabels);
 	u64map__init(&pv->labels);
 	pv->by_label = o->by_label && !o->no_frames;
-	pv->by_symbol = o->by_symbol && !pv->by_label && !o->no_frames;
+	/* (lines and inline chains are an address's, not a symbol's) */
+	pv->by_symbol = o->by_symbol && !pv->by_label && !o->no_frames && !o->lines &&
+			!o->inlines;
 	if (pv->by_symbol && !(pv->symbols = keytab__new())) {
 		profview__delete(pv);
 		return -ENOMEM;

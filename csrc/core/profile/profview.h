@@ -92,7 +92,7 @@ struct profview_opts {
 	 * addresses (kind, object, name and start alike), an unnamed address
 	 * of several processes (object, place and raw address alike).  Such
 	 * a frame's address, offset, file and line are its first address's:
-	 * for reports without call graphs or source lines. */
+	 * for reports without call graphs.  Ignored with lines or inlines. */
 	int by_symbol;
 };
 

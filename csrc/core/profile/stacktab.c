@@ -1355,6 +1355,8 @@ int stacktab__fold_leaves(struct stacktab *st,
 				done++;
 				continue;
 			}
+			if (!fn)
+				continue;
 			memset(&pl, 0, sizeof pl);
 			pl.pid = kernel ? -1 : e->pid;
 			pl.gen = kernel ? 0 : e->gen;

@@ -211,9 +211,10 @@ void stacktab__set_leaf_frame(struct stacktab *st,
 
 /*
  * After the input, in a table of max depth 1 (else nothing is done): the
- * words of each entry holding a leaf alone become the frames fn gives (fn(arg, place, &frame) returns 1
- * and sets frame, a symbol or object frame; 0 keeps the address; -errno
- * ends the fold with it), and entries that became equal are one (first
+ * words of each entry holding a leaf alone become the frames fn gives
+ * (fn(arg, place, &frame) returns 1 and sets frame, a symbol or object
+ * frame; 0 keeps the address; -errno ends the fold with it; NULL keeps
+ * every address), and entries that became equal are one (first
  * come first, order kept).  threads = 0: an entry left with no address to
  * resolve in its thread's space and with a comm object is keyed by that
  * name, not by its thread (pid and tid -1), so the samples of every
