@@ -48,10 +48,11 @@ struct pass {
 	 * symbolizer keeps), and of recent kernel pages (page + 1, frame) */
 	struct u64map objects;
 	uint64_t (*kpages)[2];
-	/* leaf symbols: objects (path pointer -> id + 1) and symbols
+	/* leaf symbols: their objects (path pointer ^ kind -> id + 1; not
+	 * objects above, whose values are object frames) and the symbols
 	 * (symbol_frame's key -> index into sym_of) */
-	struct u64map objs, syms;
-	uint64_t last_obj;          /* the last objs key looked up, and its id */
+	struct u64map sym_objs, syms;
+	uint64_t last_obj;          /* the last sym_objs key looked up, and its id */
 	uint32_t last_obj_id;
 	struct leaf_sym {
 		const char *name;   /* the symbolizer's: one pointer per name */
@@ -155,7 +156,7 @@ static int symbol_frame(struct pass *p, const struct stacktab_place *pl, const v
 	if (okey == p->last_obj) {
 		id = p->last_obj_id;
 	} else {
-		if (!(v = u64map__insert(&p->objs, okey, (uint32_t)p->objs.n + 1, &added)))
+		if (!(v = u64map__insert(&p->sym_objs, okey, (uint32_t)p->sym_objs.n + 1, &added)))
 			return -ENOMEM;
 		id = *v;
 		p->last_obj = okey;
@@ -400,7 +401,7 @@ int perfdata__profile(struct perfdata *pd, const struct perfdata_profile_opts *o
 		stacktab__set_sample_comm(st, threads__sample_comm, p.th);
 	}
 	u64map__init(&p.objects);
-	u64map__init(&p.objs);
+	u64map__init(&p.sym_objs);
 	u64map__init(&p.syms);
 	/* maps fed in time order: each sample knows its space's generation */
 	if (p.sym && !p.mo)
@@ -444,7 +445,7 @@ out:
 	stacktab__set_space_gen(st, NULL, NULL);
 	free(p.kpages);
 	u64map__exit(&p.objects);
-	u64map__exit(&p.objs);
+	u64map__exit(&p.sym_objs);
 	u64map__exit(&p.syms);
 	free(p.sym_of);
 	if (p.th)

@@ -197,18 +197,24 @@ static uint64_t stack_hash(const uint64_t *a, unsigned nr, uint64_t shape, uint3
 	return h0 ^ (h0 >> 29);
 }
 
-static int event_index(struct stacktab *st, const char *name, uint32_t *out)
+/* The index of event name, or nevents when the table has none of it. */
+static uint32_t event_find(const struct stacktab *st, const char *name)
 {
 	uint32_t i;
+
+	for (i = 0; i < st->nevents && strcmp(st->events[i], name ? name : ""); i++)
+		;
+	return i;
+}
+
+static int event_index(struct stacktab *st, const char *name, uint32_t *out)
+{
 	char **ev;
 
 	if (!name)
 		name = "";
-	for (i = 0; i < st->nevents; i++)
-		if (!strcmp(st->events[i], name)) {
-			*out = i;
-			return 0;
-		}
+	if ((*out = event_find(st, name)) < st->nevents)
+		return 0;
 	if (st->nevents > UINT16_MAX)   /* an entry's ev is 16 bits */
 		return -E2BIG;
 	ev = realloc(st->events, (st->nevents + 1) * sizeof *ev);
@@ -345,6 +351,27 @@ static unsigned cut_depth(const uint64_t *key, unsigned nkey, unsigned depth)
 
 static uint32_t sample_tag(struct stacktab *st, uint64_t stype, uint32_t cpu, uint64_t time);
 
+/* A stack's hash, from what keys it (entry_is's fields). */
+static inline uint64_t key_hash(const uint64_t *addrs, unsigned nr, unsigned nk, unsigned own,
+				uint32_t ev, int32_t pid, int32_t tid, uint32_t comm, uint32_t tag,
+				uint32_t gen)
+{
+	uint64_t shape = (uint64_t)nr << 32 | (uint64_t)nk << 8 | own;
+
+	return stack_hash(addrs, nr + (own ? 1 : 0), shape, ev, pid, tid, comm, tag ^ (gen << 16));
+}
+
+/* Whether entry e is that stack. */
+static inline int entry_is(const struct stacktab *st, const struct st_entry *e,
+			   const uint64_t *addrs, unsigned nr, unsigned nk, unsigned own,
+			   uint32_t ev, int32_t pid, int32_t tid, uint32_t comm, uint32_t tag,
+			   uint32_t gen)
+{
+	return e->nr == nr && e->nkernel == nk && e->own == own && e->ev == ev &&
+	       e->pid == pid && e->tid == tid && e->comm == comm && e->tag == tag &&
+	       e->gen == gen && same_key(st->arena + e->key, addrs, nr + (own ? 1 : 0));
+}
+
 /*
  * The hot path, on a stack as the table keeps it: its addresses (context
  * markers removed; with the count of leading kernel ones, they say all the
@@ -357,7 +384,7 @@ static int add_stripped(struct stacktab *st, const uint64_t *addrs, unsigned nr,
 			const uint64_t *w)
 {
 	unsigned nw = nr + (own ? 1 : 0);
-	uint64_t h, shape = (uint64_t)nr << 32 | (uint64_t)nk << 8 | own;
+	uint64_t h;
 	size_t j;
 	struct st_entry *e;
 
@@ -367,10 +394,7 @@ static int add_stripped(struct stacktab *st, const uint64_t *addrs, unsigned nr,
 	 * first (a miss usually differs at the leaf, the first word). */
 	if (st->last) {
 		e = &st->e[st->last - 1];
-		if (e->nr == nr && e->nkernel == nk && e->own == own && e->ev == ev &&
-		    e->pid == pid && e->tid == tid && e->comm == comm && e->tag == tag &&
-		    e->gen == gen && (!nw || st->arena[e->key] == addrs[0]) &&
-		    same_key(st->arena + e->key, addrs, nw)) {
+		if (entry_is(st, e, addrs, nr, nk, own, ev, pid, tid, comm, tag, gen)) {
 			e->count += count;
 			e->period += period;
 			if (w && st->w)
@@ -378,7 +402,7 @@ static int add_stripped(struct stacktab *st, const uint64_t *addrs, unsigned nr,
 			goto done;
 		}
 	}
-	h = stack_hash(addrs, nw, shape, ev, pid, tid, comm, tag ^ (gen << 16));
+	h = key_hash(addrs, nr, nk, own, ev, pid, tid, comm, tag, gen);
 	j = SLOT_HOME(h, st->nslots);
 	while (st->slots[j]) {
 		if (SLOT_TAG(st->slots[j]) != SLOT_TAG(h)) {
@@ -386,9 +410,7 @@ static int add_stripped(struct stacktab *st, const uint64_t *addrs, unsigned nr,
 			continue;
 		}
 		e = &st->e[(uint32_t)st->slots[j] - 1];
-		if (e->nr == nr && e->nkernel == nk && e->own == own &&
-		    e->ev == ev && e->pid == pid && e->tid == tid && e->comm == comm &&
-		    e->tag == tag && e->gen == gen && same_key(st->arena + e->key, addrs, nw)) {
+		if (entry_is(st, e, addrs, nr, nk, own, ev, pid, tid, comm, tag, gen)) {
 			e->count += count;
 			e->period += period;
 			st->last = (uint32_t)st->slots[j];
@@ -1243,24 +1265,6 @@ void stacktab__set_leaf_frame(struct stacktab *st,
 	st->last = 0;
 }
 
-/* Entry e's hash, as add_stripped made it. */
-static uint64_t entry_hash(const struct stacktab *st, const struct st_entry *e)
-{
-	uint64_t shape = (uint64_t)e->nr << 32 | (uint64_t)e->nkernel << 8 | e->own;
-
-	return stack_hash(st->arena + e->key, e->nr + (e->own ? 1 : 0), shape, e->ev, e->pid,
-			  e->tid, e->comm, e->tag ^ (e->gen << 16));
-}
-
-static int same_entry(const struct stacktab *st, const struct st_entry *a,
-		      const struct st_entry *b)
-{
-	return a->nr == b->nr && a->nkernel == b->nkernel && a->own == b->own &&
-	       a->ev == b->ev && a->pid == b->pid && a->tid == b->tid && a->comm == b->comm &&
-	       a->tag == b->tag && a->gen == b->gen &&
-	       same_key(st->arena + a->key, st->arena + b->key, a->nr + (a->own ? 1 : 0));
-}
-
 /* Entries that became equal (their leaves made frames, their threads
  * dropped) become one, first come first; the comm objects of folded
  * entries (pid and tid -1) are taken by name. */
@@ -1290,12 +1294,18 @@ static int fold(struct stacktab *st)
 		uint64_t h;
 		size_t j;
 
+		const uint64_t *a;
+
 		if (e->pid == -1 && e->tid == -1 && e->comm)
 			e->comm = canon[e->comm - 1];
-		h = entry_hash(st, e);
+		a = st->arena + e->key;
+		h = key_hash(a, e->nr, e->nkernel, e->own, e->ev, e->pid, e->tid, e->comm, e->tag,
+			     e->gen);
 		for (j = SLOT_HOME(h, st->nslots); st->slots[j]; j = (j + 1) & (st->nslots - 1)) {
 			struct st_entry *k = &st->e[(uint32_t)st->slots[j] - 1];
-			if (SLOT_TAG(st->slots[j]) == SLOT_TAG(h) && same_entry(st, k, e)) {
+			if (SLOT_TAG(st->slots[j]) == SLOT_TAG(h) &&
+			    entry_is(st, k, a, e->nr, e->nkernel, e->own, e->ev, e->pid, e->tid,
+				     e->comm, e->tag, e->gen)) {
 				k->count += e->count;
 				k->period += e->period;
 				if (st->w)
@@ -1349,9 +1359,9 @@ int stacktab__fold_leaves(struct stacktab *st,
 		for (j = 0; j < n; j++) {
 			struct stacktab_place pl;
 			int kernel = j == e->nr ? e->own == 2 : j < e->nkernel;
-			/* a frame of the table already (a named or object one) */
-			if ((w[j] & STACKTAB_NAMED_MASK) >= STACKTAB_NAMED &&
-			    (w[j] & STACKTAB_NAMED_MASK) <= STACKTAB_SYMBOL) {
+			/* a frame of the table already (a named, object or symbol one) */
+			if (stacktab__name(st, w[j]) || stacktab__object(st, w[j]) ||
+			    !stacktab__symbol(st, w[j], &pl)) {
 				done++;
 				continue;
 			}
@@ -1385,15 +1395,10 @@ int stacktab__fold_leaves(struct stacktab *st,
 int stacktab__comm_width(const struct stacktab *st, const char *event, size_t *width)
 {
 	size_t i, n, len, w = 0;
-	uint32_t ev = UINT32_MAX;
+	uint32_t ev = event ? event_find(st, event) : UINT32_MAX;
 
 	if (!st->notes || !(n = keytab__count(st->notes)))
 		return 0;
-	if (event) {
-		for (i = 0; i < st->nevents && strcmp(st->events[i], event); i++)
-			;
-		ev = (uint32_t)i;
-	}
 	for (i = 0; i < n; i++) {
 		const struct st_note *note = keytab__key(st->notes, (uint32_t)i, &len);
 		const char *c;

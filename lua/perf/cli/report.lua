@@ -164,15 +164,17 @@ return function(args)
   -- perf, which resolves no chain then); a parent is looked for up the chain
   if o.children == false and not o.graph and not parent then
     lopts.max_stack = 1
-    -- and keyed by its symbol (as perf's rows are), by command name when no
-    -- key or filter asks for the thread: a resolve per symbol, not per
-    -- address of each thread
-    lopts.leaf_symbols = not lines or nil
-    local threads = o.pid or o.tid or lines
-    for k in o.sort:gmatch("[^,%s]+") do
-      if k == "pid" or k == "tid" then threads = true end
+    -- and keyed by its symbol (as perf's rows are; a line is an address's),
+    -- by command name when no key or filter asks for the thread: a resolve
+    -- per symbol, not per address of each thread
+    if not lines then
+      lopts.leaf_symbols = true
+      local threads = o.pid or o.tid
+      for k in o.sort:gmatch("[^,%s]+") do
+        if k == "pid" or k == "tid" then threads = true end
+      end
+      if not threads then lopts.threads = false end
     end
-    if not threads then lopts.threads = false end
   end
   -- a perf.data file: a view whose rows and call graphs the core computes;
   -- folded stacks: a stack list and lua/perf/report.lua
