@@ -133,7 +133,9 @@ describe("group members count as single counters", function()
       local sum = 0
       for _, set in ipairs(each) do sum = sum + (set[2].raw or 0) end
       assert.is_true(single >= 64, tostring(single))
-      assert.is_true(math.abs(single - sum) <= math.floor(single / 100), sum .. " vs " .. single)
+      -- (read_each's own tables fault in before the single counter is
+      -- read: on LuaJIT about 170 pages, so 1% plus 512 pages)
+      assert.is_true(math.abs(single - sum) <= math.floor(single / 100) + 512, sum .. " vs " .. single)
       s = nil
       collectgarbage()
     end
