@@ -727,6 +727,7 @@ static int build(struct profview *pv, const struct profview_opts *o)
 	struct ptr_cache *pc = calloc(1, sizeof *pc);
 	struct addr_map am = { NULL, 0, 0 };
 	struct u64map seqs;   /* by_label: the hash of a stack's ids -> the stack */
+	int single = 1;       /* every address is one frame */
 	int rc = 0;
 
 	u64map__init(&seqs);
@@ -835,12 +836,22 @@ static int build(struct profview *pv, const struct profview_opts *o)
 	am.slots = NULL;
 	/* 2: each space's addresses resolved, in their order */
 	for (k = 0; k < nsl && !rc; k++) {
-		for (i = 0; i < sl[k].n && !rc; i++)
+		for (i = 0; i < sl[k].n && !rc; i++) {
 			rc = resolve_addr(pv, o, sl[k].space, &av[sl[k].ids[i]]);
+			single = single && av[sl[k].ids[i]].n == 1;
+		}
 		free(sl[k].ids);
 		sl[k].ids = NULL;
 	}
-	/* 3: stacks as frame ids, root first */
+	/* 3: stacks as frame ids, root first.  With a frame per address (no
+	 * inlined runs) a stack's ids take the place of its address ids, moved
+	 * down over the own ips and shared runs: a system-wide view's largest
+	 * array is made once, not twice */
+	if (single && !rc && !o->no_frames) {
+		pv->ids = stack_addr;
+		pv->ids_cap = sacap;
+		stack_addr = NULL;
+	}
 	nsa = 0;
 	for (i = 0; i < ns && !rc; i++) {
 		struct pv_stack *s = &pv->stacks[i];
@@ -860,11 +871,25 @@ static int build(struct profview *pv, const struct profview_opts *o)
 			continue;
 		nsa += e.nr + (e.own ? 1 : 0);
 		if (e.own) {
-			uint32_t x = stack_addr[base + e.nr];
+			uint32_t x = (stack_addr ? stack_addr : pv->ids)[base + e.nr];
 			s->own = x & UINT32_C(0x80000000) ? x & ~UINT32_C(0x80000000) :
 				 av[x].n ? av[x].first : PV_NONE;
 		}
-		for (j = e.nr; j > 0 && !rc; j--) {
+		if (!stack_addr) {
+			/* in place: nids <= base, so reversed first, then moved */
+			uint32_t *w = pv->ids + base;
+			for (j = 0; j < e.nr / 2; j++) {
+				uint32_t t = w[j];
+				w[j] = w[e.nr - 1 - j];
+				w[e.nr - 1 - j] = t;
+			}
+			for (j = 0; j < e.nr; j++)
+				w[j] = w[j] & UINT32_C(0x80000000) ? w[j] & ~UINT32_C(0x80000000) :
+				       av[w[j]].first;
+			memmove(pv->ids + pv->nids, w, e.nr * sizeof *w);
+			pv->nids += e.nr;
+		}
+		for (j = stack_addr ? e.nr : 0; j > 0 && !rc; j--) {
 			uint32_t x = stack_addr[base + j - 1], m;
 			if (x & UINT32_C(0x80000000)) {
 				rc = push_id(pv, x & ~UINT32_C(0x80000000));

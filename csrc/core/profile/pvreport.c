@@ -105,14 +105,14 @@ struct acc {
 	const struct pvreport_opts *o;
 	struct keytab *fkt, *skt;     /* frame parts, stack parts of keys */
 	uint32_t *fk;                 /* per frame and variant: its frame parts' id + 1 */
-	struct u64map rowmap;         /* frame parts id << 32 | stack parts id -> row */
 	struct pvreport_row *rows;
 	size_t nrows, cap;
 	size_t *stamp;                /* per row: stack index + 1 last counted */
 	uint32_t sk;                  /* the current stack's parts id */
 	uint32_t nosk;                /* the id of no stack parts */
-	/* per frame parts id: the row it last had, and with which stack
-	 * parts (most stacks share them: no hash probe per frame) */
+	/* per frame parts id: its row with the current stack parts, when it
+	 * has one (stacks are counted grouped by their parts: see
+	 * group_stacks, so a row with other parts is never needed again) */
 	struct { uint32_t sk, row1; } *fkrow;
 	size_t nfkrow;
 	int frame_keys;               /* a key is read from frames (sym, dso, srcline) */
@@ -165,10 +165,6 @@ static int frame_key(struct acc *a, uint32_t frame, int absolute, int kind, uint
 static int row_of(struct acc *a, uint32_t fk, size_t i, uint32_t frame, int kind, int absolute,
 		  struct pvreport_row **out)
 {
-	uint64_t key = (uint64_t)fk << 32 | a->sk;
-	uint32_t *slot;
-	int added;
-
 	if (fk < a->nfkrow && a->fkrow[fk].row1 && a->fkrow[fk].sk == a->sk) {
 		*out = &a->rows[a->fkrow[fk].row1 - 1];
 		return 0;
@@ -184,13 +180,10 @@ static int row_of(struct acc *a, uint32_t fk, size_t i, uint32_t frame, int kind
 		memset(a->fkrow + a->nfkrow, 0, (n - a->nfkrow) * sizeof *a->fkrow);
 		a->nfkrow = n;
 	}
-	slot = u64map__insert(&a->rowmap, key, (uint32_t)a->nrows, &added);
-	if (!slot)
-		return -ENOMEM;
-	a->fkrow[fk].sk = a->sk;
-	a->fkrow[fk].row1 = *slot + 1;
-	if (added) {
+	{
 		struct pvreport_row *r;
+		if (a->nrows >= UINT32_MAX - 1)
+			return -E2BIG;
 		if (a->nrows == a->cap) {
 			size_t cap = a->cap ? a->cap * 2 : 1024, *st;
 			r = bigmem__realloc(a->rows, cap * sizeof *r);
@@ -220,8 +213,10 @@ static int row_of(struct acc *a, uint32_t fk, size_t i, uint32_t frame, int kind
 			r->dsoname = f->dsoname;
 			r->srcline = f->srcline;
 		}
+		a->fkrow[fk].sk = a->sk;
+		a->fkrow[fk].row1 = (uint32_t)a->nrows;
+		*out = r;
 	}
-	*out = &a->rows[*slot];
 	return 0;
 }
 
@@ -238,6 +233,11 @@ static int has_key(const struct pvreport_opts *o, int (*is)(enum pvr_key))
 static int is_parent_key(enum pvr_key k)
 {
 	return k == PVR_PARENT;
+}
+
+static int is_stack_key(enum pvr_key k)
+{
+	return !is_frame_key(k);
 }
 
 /*
@@ -290,14 +290,39 @@ static int count_entry(struct acc *a, size_t i, uint32_t id, int kind, int keyki
 	return 0;
 }
 
-static int count_stack(struct acc *a, size_t i, uint8_t *view, uint32_t unknown)
+/* The id of stack i's parts of the keys (a->parent set first). */
+static int stack_key(struct acc *a, size_t i, const struct stacktab_entry *e, uint32_t unknown,
+		     uint32_t *sk)
+{
+	const struct pvreport_opts *o = a->o;
+	uint64_t parts[PVR_MAX_KEYS];
+	unsigned k, n = 0;
+
+	if (a->has_parent) {
+		const uint32_t *ids;
+		unsigned nf;
+		profview__report_stack(a->pv, i, &ids, &nf);
+		a->parent = parent_of(a, ids, nf);
+	}
+	for (k = 0; k < o->nkeys; k++)
+		if (!is_frame_key(o->keys[k]))
+			parts[n++] = stack_part(a->pv, o->keys[k], i, e, unknown, a->parent);
+	if (n == 0) {
+		*sk = a->nosk;
+		return 0;
+	}
+	return keytab__intern(a->skt, parts, n * sizeof parts[0], sk, NULL);
+}
+
+/* Count stack i (sk: its stack_key, or PV_NONE to find it). */
+static int count_stack(struct acc *a, size_t i, uint32_t sk, uint8_t *view, uint32_t unknown)
 {
 	const struct pvreport_opts *o = a->o;
 	struct profview *pv = a->pv;
 	struct stacktab_entry e;
 	const uint32_t *ids;
-	unsigned nf, k, n = 0;
-	uint64_t w, parts[PVR_MAX_KEYS];
+	unsigned nf;
+	uint64_t w;
 	struct pvreport_row *r;
 	int level, rc;
 	long j;
@@ -305,15 +330,13 @@ static int count_stack(struct acc *a, size_t i, uint8_t *view, uint32_t unknown)
 	stacktab__get(profview__table(pv), i, &e);
 	profview__report_stack(pv, i, &ids, &nf);
 	w = o->by_period ? e.period : e.count;
-	if (a->has_parent)
-		a->parent = parent_of(a, ids, nf);
-	for (k = 0; k < o->nkeys; k++)
-		if (!is_frame_key(o->keys[k]))
-			parts[n++] = stack_part(pv, o->keys[k], i, &e, unknown, a->parent);
-	if (n == 0)
-		a->sk = a->nosk;
-	else if ((rc = keytab__intern(a->skt, parts, n * sizeof parts[0], &a->sk, NULL)))
+	if (sk != PV_NONE) {
+		if (a->has_parent)
+			a->parent = parent_of(a, ids, nf);
+		a->sk = sk;
+	} else if ((rc = stack_key(a, i, &e, unknown, &a->sk))) {
 		return rc;
+	}
 	if (!a->frame_keys) {
 		rc = row_of(a, 0, i, nf ? ids[nf - 1] : PV_NONE,
 			    nf ? profview__frame(pv, ids[nf - 1])->kind : 0, 0, &r);
@@ -499,11 +522,70 @@ int pvreport__check_parent(const char *regex)
 	return rc;
 }
 
+/*
+ * A row is a frame's parts and a stack's parts (comm,dso,sym: the symbol
+ * and object, then the command).  Stacks are counted grouped by their
+ * parts, each group in file order (so a row's first stack is the one it
+ * would have in file order), and a group's rows are all made in it: the
+ * row of a frame's parts is the one it had last in this group, or a new
+ * one, without a map of rows.  *sks gets each stack's parts id, *grouped
+ * the order; both NULL when stacks have no parts (one group).
+ */
+static int group_stacks(struct acc *a, uint32_t unknown, uint32_t **sks, uint32_t **grouped)
+{
+	const struct pvreport_opts *o = a->o;
+	size_t ns = profview__nstacks(a->pv), i, nsk;
+	uint32_t *s, *g, *start;
+	int rc;
+
+	*sks = *grouped = NULL;
+	if (!has_key(o, is_stack_key) || ns < 2)
+		return 0;
+	if (ns > UINT32_MAX)
+		return -E2BIG;
+	s = bigmem__malloc(ns * sizeof *s);
+	g = bigmem__malloc(ns * sizeof *g);
+	if (!s || !g) {
+		rc = -ENOMEM;
+		goto fail;
+	}
+	for (i = 0; i < ns; i++) {
+		struct stacktab_entry e;
+		s[i] = PV_NONE;
+		if (o->keep && !o->keep[i])
+			continue;
+		stacktab__get(profview__table(a->pv), i, &e);
+		if ((rc = stack_key(a, i, &e, unknown, &s[i])))
+			goto fail;
+	}
+	/* a counting sort by parts id (kept out stacks last) */
+	nsk = keytab__count(a->skt) + 1;
+	if (!(start = calloc(nsk + 1, sizeof *start))) {
+		rc = -ENOMEM;
+		goto fail;
+	}
+	for (i = 0; i < ns; i++)
+		start[(s[i] == PV_NONE ? nsk - 1 : s[i]) + 1]++;
+	for (i = 1; i <= nsk; i++)
+		start[i] += start[i - 1];
+	for (i = 0; i < ns; i++)
+		g[start[s[i] == PV_NONE ? nsk - 1 : s[i]]++] = (uint32_t)i;
+	free(start);
+	*sks = s;
+	*grouped = g;
+	return 0;
+fail:
+	bigmem__free(s);
+	bigmem__free(g);
+	return rc;
+}
+
 int pvreport__new(struct profview *pv, const struct pvreport_opts *o, struct pvreport **out)
 {
 	struct acc a;
 	struct pvreport *r;
-	size_t ns = profview__nstacks(pv), i, nrows, kept, bytes = 0;
+	size_t ns = profview__nstacks(pv), i, k, nrows, kept, bytes = 0;
+	uint32_t *sks = NULL, *grouped = NULL;
 	uint8_t *view = NULL;
 	size_t viewcap = 0;
 	uint32_t unknown, nofk;
@@ -522,7 +604,6 @@ int pvreport__new(struct profview *pv, const struct pvreport_opts *o, struct pvr
 	a.fkt = keytab__new();
 	a.skt = keytab__new();
 	a.fk = bigmem__calloc(profview__nframes(pv) * 4 + 1, sizeof *a.fk);
-	u64map__init(&a.rowmap);
 	r = calloc(1, sizeof *r);
 	view = malloc(viewcap = 256);
 	if (!a.fkt || !a.skt || !a.fk || !r || !view) {
@@ -535,11 +616,14 @@ int pvreport__new(struct profview *pv, const struct pvreport_opts *o, struct pvr
 	    (rc = keytab__intern(a.skt, "", 0, &a.nosk, NULL)) ||
 	    (rc = parent_init(&a, pv, o)))
 		goto fail;
-	for (i = 0; i < ns; i++) {
+	if ((rc = group_stacks(&a, unknown, &sks, &grouped)))
+		goto fail;
+	for (k = 0; k < ns; k++) {
 		struct stacktab_entry e;
 		const uint32_t *ids;
 		unsigned nf;
 
+		i = grouped ? grouped[k] : k;
 		if (o->keep && !o->keep[i])
 			continue;
 		profview__report_stack(pv, i, &ids, &nf);
@@ -549,11 +633,14 @@ int pvreport__new(struct profview *pv, const struct pvreport_opts *o, struct pvr
 			view = v;
 			viewcap = nf;
 		}
-		if ((rc = count_stack(&a, i, view, unknown)))
+		if ((rc = count_stack(&a, i, sks ? sks[i] : PV_NONE, view, unknown)))
 			goto fail;
 		stacktab__get(profview__table(pv), i, &e);
 		r->total += o->by_period ? e.period : e.count;
 	}
+	bigmem__free(sks);
+	bigmem__free(grouped);
+	sks = grouped = NULL;
 	nrows = a.nrows;
 	/* kept rows first, their key strings in one block */
 	for (i = kept = 0; i < nrows; i++) {
@@ -595,19 +682,19 @@ int pvreport__new(struct profview *pv, const struct pvreport_opts *o, struct pvr
 	free(view);
 	bigmem__free(a.fk);
 	free(a.fkrow);
-	u64map__exit(&a.rowmap);
 	keytab__delete(a.fkt);
 	keytab__delete(a.skt);
 	*out = r;
 	return 0;
 fail:
+	bigmem__free(sks);
+	bigmem__free(grouped);
 	parent_exit(&a);
 	bigmem__free(a.rows);
 	bigmem__free(a.stamp);
 	free(view);
 	bigmem__free(a.fk);
 	free(a.fkrow);
-	u64map__exit(&a.rowmap);
 	keytab__delete(a.fkt);
 	keytab__delete(a.skt);
 	if (r) {
