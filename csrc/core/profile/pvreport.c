@@ -206,6 +206,7 @@ static int row_of(struct acc *a, uint32_t fk, size_t i, uint32_t frame, int kind
 		r->skey = a->sk;
 		r->symname = r->dsoname = r->srcline = PV_NONE;
 		r->parent = a->parent;
+		r->comm = profview__comm(a->pv, i);
 		if (frame != PV_NONE) {
 			const struct pv_frame *f = profview__frame(a->pv, frame);
 			r->kind = (uint8_t)kind;
@@ -447,36 +448,60 @@ static int keycmp(const struct pvreport_row *a, const struct pvreport_row *b)
 	return a->keylen < b->keylen ? -1 : a->keylen > b->keylen;
 }
 
-/* Self mode: by self, then key. */
-static int by_self(const struct pvreport_row *a, const struct pvreport_row *b)
+/*
+ * Rows are sorted as records of what the order reads first: the sums and
+ * the key's first 8 bytes (big-endian: they compare as memcmp does), so
+ * most comparisons touch neither the row nor its key string, and qsort's
+ * merge copies records, not rows (a system-wide report has 10^5 rows).
+ */
+struct sort_rec {
+	uint64_t major, minor, prefix;
+	uint32_t row;
+};
+
+static int rec_order(const void *x, const void *y, void *rows)
 {
-	if (a->self != b->self)
-		return a->self > b->self ? -1 : 1;
-	return keycmp(a, b);
+	const struct sort_rec *a = x, *b = y;
+
+	if (a->major != b->major)
+		return a->major > b->major ? -1 : 1;
+	if (a->minor != b->minor)
+		return a->minor > b->minor ? -1 : 1;
+	if (a->prefix != b->prefix)
+		return a->prefix < b->prefix ? -1 : 1;
+	return keycmp(&((const struct pvreport_row *)rows)[a->row],
+		      &((const struct pvreport_row *)rows)[b->row]);
 }
 
-/* Children mode: by total, then self, then key. */
-static int by_total(const struct pvreport_row *a, const struct pvreport_row *b)
+/* r->order: r->rows sorted by total (children), else self, then key. */
+static int sort_rows(struct pvreport *r, int children)
 {
-	if (a->total != b->total)
-		return a->total > b->total ? -1 : 1;
-	return by_self(a, b);
-}
+	struct sort_rec *rec;
+	size_t i, n = r->n;
 
-/* Row indices sorted, not rows: qsort's merge copies what it sorts,
- * into a scratch array as large (a system-wide report has 10^5 rows). */
-static int self_order(const void *x, const void *y, void *rows)
-{
-	const struct pvreport_row *r = rows;
-
-	return by_self(&r[*(const uint32_t *)x], &r[*(const uint32_t *)y]);
-}
-
-static int total_order(const void *x, const void *y, void *rows)
-{
-	const struct pvreport_row *r = rows;
-
-	return by_total(&r[*(const uint32_t *)x], &r[*(const uint32_t *)y]);
+	r->order = bigmem__malloc((n ? n : 1) * sizeof *r->order);
+	rec = bigmem__malloc((n ? n : 1) * sizeof *rec);
+	if (!r->order || !rec) {
+		bigmem__free(rec);
+		return -ENOMEM;
+	}
+	for (i = 0; i < n; i++) {
+		const struct pvreport_row *row = &r->rows[i];
+		uint64_t p = 0;
+		size_t k;
+		for (k = 0; k < 8; k++)
+			p = p << 8 | (k < row->keylen ? (unsigned char)row->key[k] : 0);
+		rec[i].major = children ? row->total : row->self;
+		rec[i].minor = children ? row->self : 0;
+		rec[i].prefix = p;
+		rec[i].row = (uint32_t)i;
+	}
+	if (n)
+		qsort_r(rec, n, sizeof *rec, rec_order, r->rows);
+	for (i = 0; i < n; i++)
+		r->order[i] = rec[i].row;
+	bigmem__free(rec);
+	return 0;
 }
 
 /* By parent: the regex compiled, the verdicts' room, "[other]". */
@@ -665,18 +690,8 @@ int pvreport__new(struct profview *pv, const struct pvreport_opts *o, struct pvr
 		a.rows[i].key = r->keys + bytes;
 		bytes += a.rows[i].keylen + 1;
 	}
-	r->order = bigmem__malloc((kept ? kept : 1) * sizeof *r->order);
-	if (!r->order) {
-		rc = -ENOMEM;
-		goto fail;
-	}
-	for (i = 0; i < kept; i++)
-		r->order[i] = (uint32_t)i;
-	if (kept)
-		qsort_r(r->order, kept, sizeof *r->order, o->children ? total_order : self_order,
-			a.rows);
-	r->rows = a.rows;
-	r->n = kept;
+	/* the counting's tables go before the sort's come (fresh pages are
+	 * what a system-wide report pays most for) */
 	parent_exit(&a);
 	bigmem__free(a.stamp);
 	free(view);
@@ -684,6 +699,15 @@ int pvreport__new(struct profview *pv, const struct pvreport_opts *o, struct pvr
 	free(a.fkrow);
 	keytab__delete(a.fkt);
 	keytab__delete(a.skt);
+	a.fkt = a.skt = NULL;
+	a.stamp = NULL;
+	a.fk = NULL;
+	a.fkrow = NULL;
+	view = NULL;
+	r->rows = a.rows;
+	r->n = kept;
+	if ((rc = sort_rows(r, o->children)))
+		goto fail;
 	*out = r;
 	return 0;
 fail:
@@ -719,6 +743,10 @@ size_t pvreport__count(const struct pvreport *r) { return r->n; }
 const struct pvreport_row *pvreport__row(const struct pvreport *r, size_t i)
 {
 	return &r->rows[r->order[i]];
+}
+const struct pvreport_row *pvreport__row_at(const struct pvreport *r, size_t i)
+{
+	return &r->rows[i];
 }
 uint64_t pvreport__total(const struct pvreport *r) { return r->total; }
 

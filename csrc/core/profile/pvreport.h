@@ -61,6 +61,7 @@ struct pvreport_row {
 	uint32_t dsoname;      /* the object's short name, or PV_NONE */
 	uint32_t srcline;      /* the frame's srcline, or PV_NONE */
 	uint32_t parent;       /* by parent: the parent's name or "[other]" */
+	uint32_t comm;         /* its first stack's command (string id), or PV_NONE */
 	/* The row's key as lua/perf/report.lua spells it (ties sort by it). */
 	const char *key;
 	size_t keylen;
@@ -81,6 +82,8 @@ int pvreport__parent_regex(regex_t *re, const char *regex);
 int pvreport__check_parent(const char *regex);
 size_t pvreport__count(const struct pvreport *r);
 const struct pvreport_row *pvreport__row(const struct pvreport *r, size_t i);
+/* The same rows in the order they were made (cheaper to walk). */
+const struct pvreport_row *pvreport__row_at(const struct pvreport *r, size_t i);
 /* The weight of the stacks counted (those o->keep keeps). */
 uint64_t pvreport__total(const struct pvreport *r);
 

@@ -144,7 +144,7 @@ static void cell(struct profview *pv, const struct pvreport_row *r, const struct
 		sb_printf(cellb, "%.2f%%", o->base > 0 ? 100.0 * (double)r->self / o->base : 0.0);
 		break;
 	case PVT_COMM:
-		s = str_or(pv, profview__comm(pv, r->stack), "[unknown]", &len);
+		s = str_or(pv, r->comm, "[unknown]", &len);
 		if (o->comm_cut > 0 && len > o->comm_cut)
 			len = o->comm_cut;
 		sb_put(cellb, s, len);
@@ -179,6 +179,31 @@ static void cell(struct profview *pv, const struct pvreport_row *r, const struct
 		s = str_or(pv, r->parent, "[other]", &len);
 		sb_put(cellb, s, len);
 		break;
+	}
+}
+
+/* The length of row r's cell in column c (the width pass reads every
+ * row's: lengths, not copies, where the cell is a string of the view). */
+static size_t cell_len(struct profview *pv, const struct pvreport_row *r,
+		       const struct pvtext_opts *o, enum pvt_col c, struct sbuf *cellb)
+{
+	size_t len;
+
+	switch (c) {
+	case PVT_COMM:
+		len = r->comm == PV_NONE ? 9 : profview__strlen(pv, r->comm);
+		return o->comm_cut > 0 && len > o->comm_cut ? o->comm_cut : len;
+	case PVT_DSO:
+		return r->dsoname == PV_NONE ? 9 : profview__strlen(pv, r->dsoname);
+	case PVT_SYM:
+		return 4 + (r->symname == PV_NONE ? 9 : profview__strlen(pv, r->symname));
+	case PVT_SRCLINE:
+		return r->srcline == PV_NONE ? 4 : profview__strlen(pv, r->srcline);
+	case PVT_PARENT:
+		return r->parent == PV_NONE ? 7 : profview__strlen(pv, r->parent);
+	default:
+		cell(pv, r, o, c, cellb);
+		return cellb->n;
 	}
 }
 
@@ -315,24 +340,26 @@ int pvreport__text(struct profview *pv, const struct pvreport *r, const struct p
 	 * (never negative) is widest for the heaviest row, made once */
 	if (n) {
 		size_t most_total = 0, most_self = 0;
+		/* (in the rows' own order: the sorted one is random in memory) */
 		for (i = 0; i < n; i++) {
-			const struct pvreport_row *row = pvreport__row(r, i);
-			if (row->total > pvreport__row(r, most_total)->total)
+			const struct pvreport_row *row = pvreport__row_at(r, i);
+			if (row->total > pvreport__row_at(r, most_total)->total)
 				most_total = i;
-			if (row->self > pvreport__row(r, most_self)->self)
+			if (row->self > pvreport__row_at(r, most_self)->self)
 				most_self = i;
 			for (c = 0; c < o->ncols; c++) {
+				size_t w;
 				if (right_aligned(o->cols[c]))
 					continue;
-				cell(pv, row, o, o->cols[c], &cb);
-				if (cb.n > width[c])
-					width[c] = cb.n;
+				w = cell_len(pv, row, o, o->cols[c], &cb);
+				if (w > width[c])
+					width[c] = w;
 			}
 		}
 		for (c = 0; c < o->ncols; c++) {
 			if (!right_aligned(o->cols[c]))
 				continue;
-			cell(pv, pvreport__row(r, o->cols[c] == PVT_CHILDREN ? most_total : most_self),
+			cell(pv, pvreport__row_at(r, o->cols[c] == PVT_CHILDREN ? most_total : most_self),
 			     o, o->cols[c], &cb);
 			if (cb.n > width[c])
 				width[c] = cb.n;
