@@ -736,6 +736,9 @@ function M.open_view(path, opts)
       tostring(info.unwound), M.TRUNCATED_NAME) }
   end
   take_warnings(sym, meta)
+  -- the view holds every name it shows: the symbolizer's tables go before
+  -- a report's come
+  if sym then sym:close() end
   local names = file_order(v:summary().events, { header = function() return order end })
   local want = opts.event
   if want then
