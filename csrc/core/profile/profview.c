@@ -716,7 +716,10 @@ static int build(struct profview *pv, const struct profview_opts *o)
 	const struct stacktab *st = pv->st;
 	size_t ns = stacktab__count(st), i, k;
 	struct keytab *spaces = keytab__new();
+	/* the kernel's space list and the last user one: a stack goes back
+	 * and forth between the two */
 	int64_t last_space = INT64_MIN;
+	size_t kernel_sid = SIZE_MAX, last_sid = 0;
 	size_t sid = 0;
 	/* room from the start; each grows as it fills */
 	size_t nav = 0, avcap = 1024, nsl = 0, slcap = 16, nsa = 0, sacap = 4096;
@@ -784,7 +787,11 @@ static int build(struct profview *pv, const struct profview_opts *o)
 				}
 			}
 			key.addr = a;
-			if (key.space != last_space) {
+			if (key.space == KERNEL_SPACE && kernel_sid != SIZE_MAX) {
+				sid = kernel_sid;
+			} else if (key.space == last_space) {
+				sid = last_sid;
+			} else {
 				uint32_t sk;
 				if ((rc = keytab__intern(spaces, &key.space, sizeof key.space, &sk, &added)))
 					break;
@@ -800,7 +807,12 @@ static int build(struct profview *pv, const struct profview_opts *o)
 					sl[nsl++].space = key.space;
 				}
 				sid = sk;
-				last_space = key.space;
+				if (key.space == KERNEL_SPACE) {
+					kernel_sid = sk;
+				} else {
+					last_space = key.space;
+					last_sid = sk;
+				}
 			}
 			if (sid >= UINT32_MAX - 1) { rc = -E2BIG; break; }
 			if ((rc = addr_insert(&am, sid, a, (uint32_t)nav, &id, &added)))

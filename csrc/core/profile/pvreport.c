@@ -449,57 +449,138 @@ static int keycmp(const struct pvreport_row *a, const struct pvreport_row *b)
 }
 
 /*
- * Rows are sorted as records of what the order reads first: the sums and
- * the key's first 8 bytes (big-endian: they compare as memcmp does), so
- * most comparisons touch neither the row nor its key string, and qsort's
- * merge copies records, not rows (a system-wide report has 10^5 rows).
+ * Rows are sorted as records of what the order reads: a radix sort puts
+ * them in order of their sums, then each run of equal sums (a chain's
+ * frames all have its total; a system-wide report's one-sample rows are
+ * most of it) is sorted by key, as records of the key's first 24 bytes
+ * (big-endian words: they compare as memcmp does), so most comparisons
+ * touch no row and no key string.
  */
 struct sort_rec {
-	uint64_t major, minor, prefix;
+	uint64_t major, minor;
 	uint32_t row;
 };
 
-static int rec_order(const void *x, const void *y, void *rows)
-{
-	const struct sort_rec *a = x, *b = y;
+#define KEY_WORDS 3
 
-	if (a->major != b->major)
-		return a->major > b->major ? -1 : 1;
-	if (a->minor != b->minor)
-		return a->minor > b->minor ? -1 : 1;
-	if (a->prefix != b->prefix)
-		return a->prefix < b->prefix ? -1 : 1;
+struct key_rec {
+	uint64_t prefix[KEY_WORDS];
+	uint32_t row;
+};
+
+static int key_order(const void *x, const void *y, void *rows)
+{
+	const struct key_rec *a = x, *b = y;
+	unsigned k;
+
+	for (k = 0; k < KEY_WORDS; k++)
+		if (a->prefix[k] != b->prefix[k])
+			return a->prefix[k] < b->prefix[k] ? -1 : 1;
 	return keycmp(&((const struct pvreport_row *)rows)[a->row],
 		      &((const struct pvreport_row *)rows)[b->row]);
+}
+
+static void key_prefix(const struct pvreport_row *row, struct key_rec *kr)
+{
+	size_t k;
+
+	memset(kr->prefix, 0, sizeof kr->prefix);
+	for (k = 0; k < 8 * KEY_WORDS; k++)
+		kr->prefix[k / 8] = kr->prefix[k / 8] << 8 |
+				    (k < row->keylen ? (unsigned char)row->key[k] : 0);
+}
+
+/* Pass 0 sorts by minor, pass 1 by major. */
+static uint64_t sum_of(const struct sort_rec *r, size_t pass)
+{
+	return pass ? r->major : r->minor;
+}
+
+/* A stable LSD radix sort of rec[0..n) by major, then minor, both
+ * descending (tmp: room for n); bytes every record shares are skipped. */
+static void radix_desc(struct sort_rec *rec, struct sort_rec *tmp, size_t n)
+{
+	struct sort_rec *src = rec, *dst = tmp, *t;
+	size_t count[256], f, i, shift;
+
+	for (f = 0; f < 2; f++) {
+		for (shift = 0; shift < 64; shift += 8) {
+			size_t at = 0;
+			memset(count, 0, sizeof count);
+			for (i = 0; i < n; i++)
+				count[255 - ((sum_of(&src[i], f) >> shift) & 0xff)]++;
+			if (count[255 - ((sum_of(&src[0], f) >> shift) & 0xff)] == n)
+				continue;
+			for (i = 0; i < 256; i++) {
+				size_t c = count[i];
+				count[i] = at;
+				at += c;
+			}
+			for (i = 0; i < n; i++)
+				dst[count[255 - ((sum_of(&src[i], f) >> shift) & 0xff)]++] = src[i];
+			t = src;
+			src = dst;
+			dst = t;
+		}
+	}
+	if (src != rec)
+		memcpy(rec, src, n * sizeof *rec);
 }
 
 /* r->order: r->rows sorted by total (children), else self, then key. */
 static int sort_rows(struct pvreport *r, int children)
 {
-	struct sort_rec *rec;
-	size_t i, n = r->n;
+	struct sort_rec *rec, *tmp;
+	struct key_rec *kr;
+	size_t i, j, k, n = r->n;
 
 	r->order = bigmem__malloc((n ? n : 1) * sizeof *r->order);
 	rec = bigmem__malloc((n ? n : 1) * sizeof *rec);
-	if (!r->order || !rec) {
+	tmp = bigmem__malloc((n ? n : 1) * sizeof *tmp);
+	if (!r->order || !rec || !tmp) {
 		bigmem__free(rec);
+		bigmem__free(tmp);
 		return -ENOMEM;
 	}
 	for (i = 0; i < n; i++) {
 		const struct pvreport_row *row = &r->rows[i];
-		uint64_t p = 0;
-		size_t k;
-		for (k = 0; k < 8; k++)
-			p = p << 8 | (k < row->keylen ? (unsigned char)row->key[k] : 0);
 		rec[i].major = children ? row->total : row->self;
 		rec[i].minor = children ? row->self : 0;
-		rec[i].prefix = p;
 		rec[i].row = (uint32_t)i;
 	}
 	if (n)
-		qsort_r(rec, n, sizeof *rec, rec_order, r->rows);
-	for (i = 0; i < n; i++)
-		r->order[i] = rec[i].row;
+		radix_desc(rec, tmp, n);
+	bigmem__free(tmp);
+	/* the runs' key records: room for the longest run */
+	for (i = 0, k = 1; i < n; i = j) {
+		for (j = i + 1; j < n && rec[j].major == rec[i].major &&
+				rec[j].minor == rec[i].minor; j++)
+			;
+		if (j - i > k)
+			k = j - i;
+	}
+	kr = bigmem__malloc(k * sizeof *kr);
+	if (!kr) {
+		bigmem__free(rec);
+		return -ENOMEM;
+	}
+	for (i = 0; i < n; i = j) {
+		for (j = i + 1; j < n && rec[j].major == rec[i].major &&
+				rec[j].minor == rec[i].minor; j++)
+			;
+		if (j - i == 1) {
+			r->order[i] = rec[i].row;
+			continue;
+		}
+		for (k = i; k < j; k++) {
+			key_prefix(&r->rows[rec[k].row], &kr[k - i]);
+			kr[k - i].row = rec[k].row;
+		}
+		qsort_r(kr, j - i, sizeof *kr, key_order, r->rows);
+		for (k = i; k < j; k++)
+			r->order[k] = kr[k - i].row;
+	}
+	bigmem__free(kr);
 	bigmem__free(rec);
 	return 0;
 }

@@ -3,7 +3,10 @@
  * columns over every row, then again for the rows shown (few, usually).
  */
 #include <errno.h>
+#include <float.h>
+#include <math.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,6 +108,39 @@ static void sb_printf(struct sbuf *b, const char *fmt, ...)
 	b->n += (size_t)n;
 }
 
+/*
+ * A percentage as printf's "%.2f%%" spells it, without printf (a report
+ * prints two a row, 10^5 rows).  x * 100 is exact in a long double of 64
+ * or more significand bits (53 + 7), so its fraction decides the
+ * rounding, ties to even, as glibc rounds the exact value.
+ */
+static void sb_pct(struct sbuf *b, double x)
+{
+#if LDBL_MANT_DIG >= 64
+	if (x >= 0 && x < 1e15) {
+		long double y = (long double)x * 100.0L, whole = floorl(y), frac = y - whole;
+		uint64_t n = (uint64_t)whole;
+		char buf[32];
+		size_t k = sizeof buf;
+
+		if (frac > 0.5L || (frac == 0.5L && (n & 1)))
+			n++;
+		buf[--k] = '%';
+		buf[--k] = (char)('0' + n % 10);
+		buf[--k] = (char)('0' + n / 10 % 10);
+		buf[--k] = '.';
+		n /= 100;
+		do {
+			buf[--k] = (char)('0' + n % 10);
+			n /= 10;
+		} while (n);
+		sb_put(b, buf + k, sizeof buf - k);
+		return;
+	}
+#endif
+	sb_printf(b, "%.2f%%", x);
+}
+
 static const char *const titles[] = {
 	"Children", "Self", "Overhead", "Command", "Shared Object", "Symbol",
 	"Pid:Command", "Tid:Command", "CPU", "Source:Line", "Parent symbol",
@@ -137,11 +173,11 @@ static void cell(struct profview *pv, const struct pvreport_row *r, const struct
 	cellb->n = 0;
 	switch (c) {
 	case PVT_CHILDREN:
-		sb_printf(cellb, "%.2f%%", o->base > 0 ? 100.0 * (double)r->total / o->base : 0.0);
+		sb_pct(cellb, o->base > 0 ? 100.0 * (double)r->total / o->base : 0.0);
 		break;
 	case PVT_SELF:
 	case PVT_OVERHEAD:
-		sb_printf(cellb, "%.2f%%", o->base > 0 ? 100.0 * (double)r->self / o->base : 0.0);
+		sb_pct(cellb, o->base > 0 ? 100.0 * (double)r->self / o->base : 0.0);
 		break;
 	case PVT_COMM:
 		s = str_or(pv, r->comm, "[unknown]", &len);
@@ -222,11 +258,6 @@ static void pad_cell(struct sbuf *b, const struct pvtext_opts *o, const size_t *
 	}
 }
 
-static void pct(struct sbuf *b, double x)
-{
-	sb_printf(b, "%.2f%%", x);
-}
-
 static void name_of(struct sbuf *b, struct profview *pv, uint32_t id)
 {
 	size_t len;
@@ -267,7 +298,7 @@ static void branches(struct graph_ctx *c, const struct pvgraph_node *node, size_
 		sb_str(c->b, "|          \n");
 		sb_put(c->b, c->prefix, plen);
 		sb_str(c->b, last ? " --" : "|--");
-		pct(c->b, 100.0 * (double)kid->w / c->total);
+		sb_pct(c->b, 100.0 * (double)kid->w / c->total);
 		sb_str(c->b, "--");
 		name_of(c->b, c->pv, kid->name);
 		sb_put(c->b, "\n", 1);
