@@ -489,7 +489,15 @@ static void push_query_row(lua_State *L, struct profview *pv, const struct pvrep
 	uint64_t v = o->children ? row->total : row->self;
 	unsigned k;
 
-	stacktab__get(st, row->stack, &e);
+	/* the stack's entry for its thread or split only (10^5 rows: the
+	 * entries are random in memory) */
+	memset(&e, 0, sizeof e);
+	for (k = 0; k < o->nkeys; k++)
+		if (o->keys[k] == PVR_PID || o->keys[k] == PVR_TID || o->keys[k] == PVR_CPU ||
+		    o->keys[k] == PVR_TIME) {
+			stacktab__get(st, row->stack, &e);
+			break;
+		}
 	lua_createtable(L, 0, 8);
 	for (k = 0; k < o->nkeys; k++) {
 		switch (o->keys[k]) {
@@ -504,7 +512,7 @@ static void push_query_row(lua_State *L, struct profview *pv, const struct pvrep
 				set_str(L, pv, "dso", row->dsoname);
 			break;
 		case PVR_COMM:
-			set_str(L, pv, "comm", profview__comm(pv, row->stack));
+			set_str(L, pv, "comm", row->comm);
 			break;
 		case PVR_PID:
 			lperf_setint(L, "pid", e.pid);
