@@ -527,6 +527,16 @@ static void radix_desc(struct sort_rec *rec, struct sort_rec *tmp, size_t n)
 		memcpy(rec, src, n * sizeof *rec);
 }
 
+/* The end of the run of equal sums that starts at i. */
+static size_t run_end(const struct sort_rec *rec, size_t i, size_t n)
+{
+	size_t j = i + 1;
+
+	while (j < n && rec[j].major == rec[i].major && rec[j].minor == rec[i].minor)
+		j++;
+	return j;
+}
+
 /* r->order: r->rows sorted by total (children), else self, then key. */
 static int sort_rows(struct pvreport *r, int children)
 {
@@ -552,22 +562,16 @@ static int sort_rows(struct pvreport *r, int children)
 		radix_desc(rec, tmp, n);
 	bigmem__free(tmp);
 	/* the runs' key records: room for the longest run */
-	for (i = 0, k = 1; i < n; i = j) {
-		for (j = i + 1; j < n && rec[j].major == rec[i].major &&
-				rec[j].minor == rec[i].minor; j++)
-			;
-		if (j - i > k)
+	for (i = 0, k = 1; i < n; i = j)
+		if ((j = run_end(rec, i, n)) - i > k)
 			k = j - i;
-	}
 	kr = bigmem__malloc(k * sizeof *kr);
 	if (!kr) {
 		bigmem__free(rec);
 		return -ENOMEM;
 	}
 	for (i = 0; i < n; i = j) {
-		for (j = i + 1; j < n && rec[j].major == rec[i].major &&
-				rec[j].minor == rec[i].minor; j++)
-			;
+		j = run_end(rec, i, n);
 		if (j - i == 1) {
 			r->order[i] = rec[i].row;
 			continue;
