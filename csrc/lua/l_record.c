@@ -15,6 +15,7 @@
  *           branch_stack, regs_user, regs_intr, stack_user, aux
  */
 #include <string.h>
+#include "base/bits.h"
 #include "binding.h"
 #include "record/record.h"
 
@@ -115,7 +116,7 @@ static void push_named_regs(lua_State *L, const struct record_sample *s, uint64_
 	unsigned i, bit;
 
 	if (s->regs_user_abi != PERF_SAMPLE_REGS_ABI_64 || mask == 0 || (mask >> 24) ||
-	    (unsigned)__builtin_popcountll(mask) != s->nr_regs_user)
+	    (unsigned)bits_count(mask) != s->nr_regs_user)
 		return;
 	lua_createtable(L, 0, (int)s->nr_regs_user);
 	for (i = 0, bit = 0; bit < 24; bit++) {

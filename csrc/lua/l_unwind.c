@@ -26,6 +26,7 @@
  */
 #include <errno.h>
 #include <string.h>
+#include "base/bits.h"
 #include "binding.h"
 #include "record/record.h"
 #include "profile/stacktab.h"
@@ -96,10 +97,10 @@ static uint64_t default_mask(unsigned nregs)
 {
 	uint64_t mine = unwind__regs_mask();
 
-	if (mine && (unsigned)__builtin_popcountll(mine) == nregs)
+	if (mine && (unsigned)bits_count(mine) == nregs)
 		return mine;
 #if defined(__x86_64__)
-	if (nregs == (unsigned)__builtin_popcountll(PERF_X86_64_DWARF_MASK))
+	if (nregs == (unsigned)bits_count(PERF_X86_64_DWARF_MASK))
 		return PERF_X86_64_DWARF_MASK;
 #endif
 	return 0;
@@ -174,7 +175,7 @@ static void read_sample(lua_State *L, int rec, int maskarg, struct lua_sample *l
 	else
 		ls->attr.sample_regs_user = lperf_checku64(L, maskarg);
 	ls->attr.sample_type = s->type;
-	if (n > 0 && (unsigned)__builtin_popcountll(ls->attr.sample_regs_user) != n)
+	if (n > 0 && (unsigned)bits_count(ls->attr.sample_regs_user) != n)
 		luaL_error(L, "regs_user has %d registers: pass the event's sample_regs_user", (int)n);
 }
 

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "base/bits.h"
 #include "profile/stacktab.h"
 #include "base/bigmem.h"
 #include "base/keytab.h"
@@ -722,11 +723,11 @@ int stacktab__add_sample_raw(struct stacktab *st, const struct evtab *t, const v
 	    (stype & ~(FIXED_BEFORE_CHAIN | PERF_SAMPLE_CALLCHAIN)))
 		return 0;
 	has_tid = (stype & PERF_SAMPLE_TID) != 0;
-	pos = 8 + 8 * (size_t)__builtin_popcountll(stype & (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP));
+	pos = 8 + 8 * (size_t)bits_count(stype & (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP));
 	tid_at = pos;
 	pos += 8 * (size_t)has_tid;
 	time_at = pos;
-	pos += 8 * (size_t)__builtin_popcountll(stype & (PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR |
+	pos += 8 * (size_t)bits_count(stype & (PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR |
 		PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID));
 	cpu_at = pos;
 	pos += 8 * (size_t)((stype & PERF_SAMPLE_CPU) != 0);

@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include "base/bits.h"
 #include "record/record.h"
 
 static const char *const kernel_names[] = {
@@ -179,7 +180,7 @@ static int regs(struct cur *c, uint64_t mask, uint64_t *abi, const uint64_t **r,
 	*r = NULL;
 	if (*abi == PERF_SAMPLE_REGS_ABI_NONE)
 		return 0;
-	*n = (unsigned)__builtin_popcountll(mask);
+	*n = (unsigned)bits_count(mask);
 	return u64s(c, *n, r, what);
 }
 
@@ -294,7 +295,7 @@ static int sample(struct cur *c, const struct perf_event_attr *a, struct record_
 /* Bytes of the sample_id_all trailer for a sample_type. */
 static size_t trailer_size(uint64_t st)
 {
-	return 8 * (size_t)__builtin_popcountll(st & (PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+	return 8 * (size_t)bits_count(st & (PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
 		PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER));
 }
 
@@ -350,10 +351,10 @@ static int find_event(const struct evtab *t, const uint8_t *p, size_t size, int 
 		pos = is_sample ? 8 : size - 8;
 	} else if (st & PERF_SAMPLE_ID) {
 		if (is_sample) {
-			pos = 8 + 8 * (size_t)__builtin_popcountll(st & (PERF_SAMPLE_IP |
+			pos = 8 + 8 * (size_t)bits_count(st & (PERF_SAMPLE_IP |
 				PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR));
 		} else {
-			size_t after = 8 * (size_t)__builtin_popcountll(st &
+			size_t after = 8 * (size_t)bits_count(st &
 				(PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU));
 			if (size < 16 + after)
 				return -1;

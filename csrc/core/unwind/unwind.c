@@ -11,6 +11,7 @@
  * per pc (unwind_cfi.c, with libdwfl's own unwinder for what they do not
  * cover), is what makes this fast.
  */
+#include "base/bits.h"
 #include "unwind/unwind.h"
 
 #include <errno.h>
@@ -491,7 +492,7 @@ static bool cb_set_initial_registers(Dwfl_Thread *thread, void *arg)
 		int p = dwarf_to_perf[d];
 		if (p < 0 || !(c->mask & (1ULL << p)))
 			continue;
-		unsigned idx = (unsigned)__builtin_popcountll(c->mask & ((1ULL << p) - 1));
+		unsigned idx = (unsigned)bits_count(c->mask & ((1ULL << p) - 1));
 		Dwarf_Word v = word_at(c->regs, idx);
 		if (!dwfl_thread_state_registers(thread, (int)d, 1, &v))
 			return false;
@@ -562,7 +563,7 @@ static int fast_unwind(struct current *c)
 		int p = dwarf_to_perf[d];
 		if (p < 0 || !(c->mask & (1ULL << p)))
 			continue;
-		st[0].r[d] = word_at(c->regs, (size_t)__builtin_popcountll(c->mask & ((1ULL << p) - 1)));
+		st[0].r[d] = word_at(c->regs, (size_t)bits_count(c->mask & ((1ULL << p) - 1)));
 		st[0].set |= 1u << d;
 	}
 	if (!emit(c, pc))
@@ -708,7 +709,7 @@ int unwind__sample(struct unwinder *u, struct symbolizer *sym,
 #ifdef HAVE_UNWIND
 	uint64_t mask = attr->sample_regs_user;
 	if (s->regs_user_abi != REGS_ABI ||
-	    (unsigned)__builtin_popcountll(mask) != s->nr_regs_user ||
+	    (unsigned)bits_count(mask) != s->nr_regs_user ||
 	    !(mask & (1ULL << PERF_REG_SP)) || !(mask & (1ULL << PERF_REG_PC))) {
 		set_err(u, "unwind", "the sample's user registers do not fit this architecture");
 		st |= UNWIND_FAILED;
@@ -722,8 +723,8 @@ int unwind__sample(struct unwinder *u, struct symbolizer *sym,
 	c->sym = sym;
 	c->regs = s->regs_user;
 	c->mask = mask;
-	c->sp = word_at(s->regs_user, (size_t)__builtin_popcountll(mask & ((1ULL << PERF_REG_SP) - 1)));
-	c->pc = word_at(s->regs_user, (size_t)__builtin_popcountll(mask & ((1ULL << PERF_REG_PC) - 1)));
+	c->sp = word_at(s->regs_user, (size_t)bits_count(mask & ((1ULL << PERF_REG_SP) - 1)));
+	c->pc = word_at(s->regs_user, (size_t)bits_count(mask & ((1ULL << PERF_REG_PC) - 1)));
 	c->stack = s->stack_user;
 	c->stack_len = s->stack_user ? s->stack_user_dyn_size : 0;
 	if (c->stack_len > s->stack_user_size)
