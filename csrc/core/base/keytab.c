@@ -2,7 +2,7 @@
  * Open addressing over ids in a power-of-two slot array, half full at
  * most: a slot holds id + 1 in its low 32 bits and the key's hash in its
  * high ones, so a probe touches a key only when the hashes agree.  Each
- * id's key and hash in a dense array, the bytes in chunks.
+ * id's key (where and how long) in a dense array, the bytes in chunks.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -12,11 +12,13 @@
 
 #define CHUNK_MIN ((size_t)64 * 1024)
 #define TAG(h) ((h) & UINT64_C(0xffffffff00000000))
+/* The hash's upper half also places it: growing the table reads the
+ * slots alone, and no key keeps its hash. */
+#define HOME(h, n) ((size_t)((h) >> 32) & ((n) - 1))
 
 struct kt_key {
 	const char *p;
 	size_t len;
-	uint64_t hash;
 };
 
 struct kt_chunk {
@@ -85,11 +87,13 @@ static int grow_slots(struct keytab *kt)
 
 	if (!s)
 		return -ENOMEM;
-	for (i = 0; i < kt->n; i++) {
-		size_t j = kt->keys[i].hash & (n - 1);
-		while (s[j])
-			j = (j + 1) & (n - 1);
-		s[j] = TAG(kt->keys[i].hash) | (i + 1);
+	for (i = 0; i < kt->nslots; i++) {
+		size_t j;
+		if (!kt->slots[i])
+			continue;
+		for (j = HOME(kt->slots[i], n); s[j]; j = (j + 1) & (n - 1))
+			;
+		s[j] = kt->slots[i];
 	}
 	bigmem__free(kt->slots);
 	kt->slots = s;
@@ -132,14 +136,14 @@ static size_t kt_probe(const struct keytab *kt, const void *key, size_t len, uin
 	size_t mask = kt->nslots - 1, j;
 	uint64_t tag = TAG(h);
 
-	for (j = h & mask; kt->slots[j]; j = (j + 1) & mask) {
+	for (j = HOME(h, kt->nslots); kt->slots[j]; j = (j + 1) & mask) {
 		const struct kt_key *k;
 		uint32_t id;
 		if (TAG(kt->slots[j]) != tag)
 			continue;
 		id = (uint32_t)kt->slots[j] - 1;
 		k = &kt->keys[id];
-		if (k->hash == h && k->len == len && memcmp(k->p, key, len) == 0) {
+		if (k->len == len && memcmp(k->p, key, len) == 0) {
 			*found = id;
 			return j;
 		}
@@ -182,7 +186,6 @@ int keytab__intern(struct keytab *kt, const void *key, size_t len, uint32_t *id,
 	p[len] = '\0';
 	kt->keys[kt->n].p = p;
 	kt->keys[kt->n].len = len;
-	kt->keys[kt->n].hash = h;
 	kt->slots[j] = TAG(h) | (kt->n + 1);
 	*id = (uint32_t)kt->n++;
 	if (added)
