@@ -301,6 +301,46 @@ describe("a view by symbol", function()
   end)
 end)
 
+describe("the order of report rows", function()
+  -- rows are radix-sorted by their sums, then each run of equal sums by
+  -- the first 24 bytes of its keys, the rest of a key compared only when
+  -- those agree: names that share more than 24 bytes, names that are
+  -- prefixes of others, and many ties of total and self
+  it("is by total (children) or self, then self, then the key's bytes", function()
+    local p = perf.profile()
+    local long = "a_frame_whose_name_shares_more_than_24_bytes_with_others_"
+    local names = {}
+    for i = 1, 40 do names[i] = long .. string.char(97 + i % 26) .. (i > 26 and "x" or "") end
+    names[41], names[42], names[43] = "short", "shor", long
+    for i = 1, 300 do
+      p:add_stack({ names[(i * 7) % #names + 1], names[(i * 13) % #names + 1], long .. "main" },
+                  { count = 1 + i % 3, period = 10 * (1 + i % 2), pid = 1 + i % 3, tid = 1 + i % 3 })
+    end
+    local v = assert(p:view{})
+    for _, children in ipairs({ true, false }) do
+      for _, by in ipairs({ { "sym" }, { "comm", "sym" }, { "thread", "sym" } }) do
+        for _, weight in ipairs({ "samples", "period" }) do
+          local what = ("children %s, by %s, %s"):format(tostring(children),
+                                                       table.concat(by, ","), weight)
+          local rows = assert(v:report{ by = by, children = children, weight = weight })
+          local long_ties = 0
+          for i = 2, #rows do
+            local a, b = rows[i - 1], rows[i]
+            local ma, mb = children and a.total or a.self, children and b.total or b.self
+            local sa, sb = children and a.self or 0, children and b.self or 0
+            local before = ma > mb or (ma == mb and (sa > sb or (sa == sb and a.key < b.key)))
+            assert.is_true(before, what .. ": row " .. i .. " " .. a.key .. " before " .. b.key)
+            if ma == mb and sa == sb and a.key:sub(1, 24) == b.key:sub(1, 24) then
+              long_ties = long_ties + 1
+            end
+          end
+          assert.is_true(long_ties > 10, what .. ": too few ties to test")
+        end
+      end
+    end
+  end)
+end)
+
 describe("luaperf report and flame", function()
   -- the first line where two outputs part (TAP cuts a long string short)
   local function first_diff(a, b)
