@@ -485,7 +485,7 @@ static void key_prefix(const struct pvreport_row *row, struct key_rec *kr)
 	size_t k;
 
 	memset(kr->prefix, 0, sizeof kr->prefix);
-	for (k = 0; k < 8 * KEY_WORDS; k++)
+	for (k = 0; k < sizeof kr->prefix; k++)
 		kr->prefix[k / 8] = kr->prefix[k / 8] << 8 |
 				    (k < row->keylen ? (unsigned char)row->key[k] : 0);
 }
