@@ -165,6 +165,8 @@ static int frame_key(struct acc *a, uint32_t frame, int absolute, int kind, uint
 static int row_of(struct acc *a, uint32_t fk, size_t i, uint32_t frame, int kind, int absolute,
 		  struct pvreport_row **out)
 {
+	struct pvreport_row *r;
+
 	if (fk < a->nfkrow && a->fkrow[fk].row1 && a->fkrow[fk].sk == a->sk) {
 		*out = &a->rows[a->fkrow[fk].row1 - 1];
 		return 0;
@@ -180,44 +182,41 @@ static int row_of(struct acc *a, uint32_t fk, size_t i, uint32_t frame, int kind
 		memset(a->fkrow + a->nfkrow, 0, (n - a->nfkrow) * sizeof *a->fkrow);
 		a->nfkrow = n;
 	}
-	{
-		struct pvreport_row *r;
-		if (a->nrows >= UINT32_MAX - 1)
-			return -E2BIG;
-		if (a->nrows == a->cap) {
-			size_t cap = a->cap ? a->cap * 2 : 1024, *st;
-			r = bigmem__realloc(a->rows, cap * sizeof *r);
-			if (!r)
-				return -ENOMEM;
-			a->rows = r;
-			st = bigmem__realloc(a->stamp, cap * sizeof *st);
-			if (!st)
-				return -ENOMEM;
-			a->stamp = st;
-			a->cap = cap;
-		}
-		r = &a->rows[a->nrows];
-		memset(r, 0, sizeof *r);
-		a->stamp[a->nrows] = 0;
-		a->nrows++;
-		r->stack = i;
-		r->frame = frame;
-		r->fkey = fk;
-		r->skey = a->sk;
-		r->symname = r->dsoname = r->srcline = PV_NONE;
-		r->parent = a->parent;
-		r->comm = profview__comm(a->pv, i);
-		if (frame != PV_NONE) {
-			const struct pv_frame *f = profview__frame(a->pv, frame);
-			r->kind = (uint8_t)kind;
-			r->symname = absolute ? f->abs_symname : f->symname;
-			r->dsoname = f->dsoname;
-			r->srcline = f->srcline;
-		}
-		a->fkrow[fk].sk = a->sk;
-		a->fkrow[fk].row1 = (uint32_t)a->nrows;
-		*out = r;
+	if (a->nrows >= UINT32_MAX - 1)
+		return -E2BIG;
+	if (a->nrows == a->cap) {
+		size_t cap = a->cap ? a->cap * 2 : 1024, *st;
+		r = bigmem__realloc(a->rows, cap * sizeof *r);
+		if (!r)
+			return -ENOMEM;
+		a->rows = r;
+		st = bigmem__realloc(a->stamp, cap * sizeof *st);
+		if (!st)
+			return -ENOMEM;
+		a->stamp = st;
+		a->cap = cap;
 	}
+	r = &a->rows[a->nrows];
+	memset(r, 0, sizeof *r);
+	a->stamp[a->nrows] = 0;
+	a->nrows++;
+	r->stack = i;
+	r->frame = frame;
+	r->fkey = fk;
+	r->skey = a->sk;
+	r->symname = r->dsoname = r->srcline = PV_NONE;
+	r->parent = a->parent;
+	r->comm = profview__comm(a->pv, i);
+	if (frame != PV_NONE) {
+		const struct pv_frame *f = profview__frame(a->pv, frame);
+		r->kind = (uint8_t)kind;
+		r->symname = absolute ? f->abs_symname : f->symname;
+		r->dsoname = f->dsoname;
+		r->srcline = f->srcline;
+	}
+	a->fkrow[fk].sk = a->sk;
+	a->fkrow[fk].row1 = (uint32_t)a->nrows;
+	*out = r;
 	return 0;
 }
 

@@ -227,16 +227,20 @@ static size_t cell_len(struct profview *pv, const struct pvreport_row *r,
 
 	switch (c) {
 	case PVT_COMM:
-		len = r->comm == PV_NONE ? 9 : profview__strlen(pv, r->comm);
+		str_or(pv, r->comm, "[unknown]", &len);
 		return o->comm_cut > 0 && len > o->comm_cut ? o->comm_cut : len;
 	case PVT_DSO:
-		return r->dsoname == PV_NONE ? 9 : profview__strlen(pv, r->dsoname);
+		str_or(pv, r->dsoname, "[unknown]", &len);
+		return len;
 	case PVT_SYM:
-		return 4 + (r->symname == PV_NONE ? 9 : profview__strlen(pv, r->symname));
+		str_or(pv, r->symname, "[unknown]", &len);
+		return 4 + len;   /* "[k] " or "[.] " */
 	case PVT_SRCLINE:
-		return r->srcline == PV_NONE ? 4 : profview__strlen(pv, r->srcline);
+		str_or(pv, r->srcline, "??:0", &len);
+		return len;
 	case PVT_PARENT:
-		return r->parent == PV_NONE ? 7 : profview__strlen(pv, r->parent);
+		str_or(pv, r->parent, "[other]", &len);
+		return len;
 	default:
 		cell(pv, r, o, c, cellb);
 		return cellb->n;
