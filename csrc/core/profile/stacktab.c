@@ -1292,10 +1292,9 @@ static int fold(struct stacktab *st)
 	memset(st->slots, 0, st->nslots * sizeof *st->slots);
 	for (i = 0; i < st->nr; i++) {
 		struct st_entry *e = &st->e[i];
+		const uint64_t *a;
 		uint64_t h;
 		size_t j;
-
-		const uint64_t *a;
 
 		if (e->pid == -1 && e->tid == -1 && e->comm)
 			e->comm = canon[e->comm - 1];

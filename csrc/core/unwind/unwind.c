@@ -11,7 +11,6 @@
  * per pc (unwind_cfi.c, with libdwfl's own unwinder for what they do not
  * cover), is what makes this fast.
  */
-#include "base/bits.h"
 #include "unwind/unwind.h"
 
 #include <errno.h>
@@ -26,6 +25,7 @@
 #include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
 
+#include "base/bits.h"
 #include "record/record.h"
 #include "symbol/symbolizer.h"
 #include "unwind/unwind_cfi.h"
