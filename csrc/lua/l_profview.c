@@ -478,26 +478,33 @@ static void check_keys_answerable(lua_State *L, struct profview *pv,
 	}
 }
 
+/* Whether a query's keys read a row's stack entry (its thread or split):
+ * only then is it fetched (10^5 rows: the entries are random in memory). */
+static int keys_read_entry(const struct pvreport_opts *o)
+{
+	unsigned k;
+
+	for (k = 0; k < o->nkeys; k++)
+		if (o->keys[k] == PVR_PID || o->keys[k] == PVR_TID || o->keys[k] == PVR_CPU ||
+		    o->keys[k] == PVR_TIME)
+			return 1;
+	return 0;
+}
+
 /* A query's row (lua/perf/query.lua): the keys asked for, value (total
  * in children mode, else self), pct of base, samples; with children also
  * self and self_pct.  Nothing else: a report can have 100k rows. */
 static void push_query_row(lua_State *L, struct profview *pv, const struct pvreport_opts *o,
-			   const struct pvreport_row *row, enum stacktab_split split, double base)
+			   const struct pvreport_row *row, enum stacktab_split split, double base,
+			   int read_entry)
 {
-	const struct stacktab *st = profview__table(pv);
 	struct stacktab_entry e;
 	uint64_t v = o->children ? row->total : row->self;
 	unsigned k;
 
-	/* the stack's entry for its thread or split only (10^5 rows: the
-	 * entries are random in memory) */
 	memset(&e, 0, sizeof e);
-	for (k = 0; k < o->nkeys; k++)
-		if (o->keys[k] == PVR_PID || o->keys[k] == PVR_TID || o->keys[k] == PVR_CPU ||
-		    o->keys[k] == PVR_TIME) {
-			stacktab__get(st, row->stack, &e);
-			break;
-		}
+	if (read_entry)
+		stacktab__get(profview__table(pv), row->stack, &e);
 	lua_createtable(L, 0, 8);
 	for (k = 0; k < o->nkeys; k++) {
 		switch (o->keys[k]) {
@@ -558,7 +565,7 @@ static int v_report(lua_State *L)
 	uint64_t all, total;
 	double base;
 	size_t i, n;
-	int rc, absolute, query, top;
+	int rc, absolute, query, top, read_entry;
 	enum stacktab_split split;
 
 	luaL_checktype(L, 2, LUA_TTABLE);
@@ -586,16 +593,16 @@ static int v_report(lua_State *L)
 	base = (double)(absolute ? all : total);
 	if (top > 0 && (size_t)top < n)
 		n = (size_t)top;
+	read_entry = keys_read_entry(&o);
 	lua_createtable(L, (int)n, 2);
 	for (i = 0; i < n && query; i++) {
 		const struct pvreport_row *row = pvreport__row(r, i);
-		push_query_row(L, pv, &o, row, split, base);
+		push_query_row(L, pv, &o, row, split, base, read_entry);
 		lua_rawseti(L, -2, (int)i + 1);
 	}
 	for (i = 0; i < n && !query; i++) {
 		const struct pvreport_row *row = pvreport__row(r, i);
 		struct stacktab_entry e;
-		uint32_t c;
 
 		stacktab__get(st, row->stack, &e);
 		lua_createtable(L, 0, 16);
@@ -616,8 +623,7 @@ static int v_report(lua_State *L)
 			set_str(L, pv, "srcline", row->srcline);
 		}
 		set_str(L, pv, "parent", row->parent);
-		c = profview__comm(pv, row->stack);
-		set_str(L, pv, "comm", c);
+		set_str(L, pv, "comm", row->comm);
 		lperf_setint(L, "pid", e.pid);
 		lperf_setint(L, "tid", e.tid);
 		set_str(L, pv, "event", profview__event(pv, row->stack));
