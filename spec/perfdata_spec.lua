@@ -7,6 +7,8 @@ local util = require "util"
 local pu = require "perfdata_util"
 local perf = require "perf"
 
+local function num(v) return tonumber(v) end
+
 local dir = util.tmpdir()
 local shaped = pu.shaped()
 -- Records once per run (perf is the slow part); each test reuses the files.
@@ -387,6 +389,46 @@ describe("perf.open on files recorded by perf", function()
     local total = prof:total()
     if type(total) == "table" then total = total.samples end
     assert.are.equal(s.samples, total)
+    f:close()
+  end)
+
+  it("f:profile() of several events with call chains: samples and periods per event and thread equal perf script", function()
+    -- two events: a sample's event is found by its id (system-wide files
+    -- have two too, perf's tracking event beside the sampled one)
+    local p = file("multi_g.data", "-e cpu-clock,task-clock -c 100000 -g -- " .. shaped .. " 60")
+    local ours = same_as_perf(p)
+    local want = {}
+    for _, s in ipairs(ours) do
+      local k = s.event .. " " .. s.tid
+      want[k] = want[k] or { 0, 0 }
+      want[k][1] = want[k][1] + 1
+      want[k][2] = want[k][2] + s.period
+    end
+    local f = assert(perf.open(p))
+    local prof = assert(f:profile())
+    local got = {}
+    for e in prof:stacks() do
+      local k = e.event .. " " .. e.tid
+      got[k] = got[k] or { 0, 0 }
+      got[k][1] = got[k][1] + num(e.count)
+      got[k][2] = got[k][2] + num(e.period)
+    end
+    assert.is_true(pu.count_by_event(ours)["task-clock"] > 0)
+    assert.are.same(want, got)
+    -- the pass's stacks added again are found (the pass drops the index
+    -- that finds them; an add makes it again): keyed as add_stack keys
+    -- them, without thread names or address space generations
+    local bare = assert(f:profile{ symbolizer = false, thread_comms = false })
+    local again = perf.profile()
+    for e in bare:stacks() do
+      again:add_stack(e.addrs, { pid = e.pid, tid = e.tid, event = e.event, kernel = e.kernel,
+        count = num(e.count), period = num(e.period) })
+    end
+    local n = bare:count()
+    assert.are.equal(n, again:count())
+    bare:merge(again)
+    assert.are.equal(n, bare:count())
+    assert.are.equal(2 * #ours, num(bare:total()))
     f:close()
   end)
 end)

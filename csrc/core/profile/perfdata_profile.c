@@ -440,6 +440,9 @@ int perfdata__profile(struct perfdata *pd, const struct perfdata_profile_opts *o
 	    (e = stacktab__fold_leaves(st, p.o->leaf_symbols ? leaf_symbol : NULL, &p,
 				       !p.o->merge_threads)) < 0)
 		e = fail(err, errlen, e, NULL);
+	/* the file is all in: what finds a stack again is not needed */
+	if (e >= 0)
+		stacktab__drop_index(st);
 out:
 	stacktab__set_leaf_frame(st, NULL, NULL);
 	stacktab__set_space_gen(st, NULL, NULL);

@@ -229,6 +229,30 @@ static int event_index(struct stacktab *st, const char *name, uint32_t *out)
 	return 0;
 }
 
+/* Empty slots for n entries (at least twice as many: add_stripped's
+ * load), in place of the old ones.  0 or -ENOMEM (the old ones kept). */
+static int new_slots(struct stacktab *st, size_t n)
+{
+	size_t ns = 1024;
+	uint64_t *s;
+
+	while (ns < 2 * n + 2)
+		ns *= 2;
+	if (!(s = bigmem__calloc(ns, sizeof *s)))
+		return -ENOMEM;
+	bigmem__free(st->slots);
+	st->slots = s;
+	st->nslots = ns;
+	return 0;
+}
+
+void stacktab__drop_index(struct stacktab *st)
+{
+	bigmem__free(st->slots);
+	st->slots = NULL;
+	st->nslots = 0;
+}
+
 static int grow_slots(struct stacktab *st)
 {
 	size_t n = st->nslots * 2, i;
@@ -362,6 +386,26 @@ static inline uint64_t key_hash(const uint64_t *addrs, unsigned nr, unsigned nk,
 	return stack_hash(addrs, nr + (own ? 1 : 0), shape, ev, pid, tid, comm, tag ^ (gen << 16));
 }
 
+/* The index made again from the entries (all distinct). */
+static int index_entries(struct stacktab *st)
+{
+	size_t i;
+
+	if (new_slots(st, st->nr))
+		return -ENOMEM;
+	for (i = 0; i < st->nr; i++) {
+		const struct st_entry *e = &st->e[i];
+		uint64_t h = key_hash(st->arena + e->key, e->nr, e->nkernel, e->own, e->ev,
+				      e->pid, e->tid, e->comm, e->tag, e->gen);
+		size_t j;
+
+		for (j = SLOT_HOME(h, st->nslots); st->slots[j]; j = (j + 1) & (st->nslots - 1))
+			;
+		st->slots[j] = SLOT_TAG(h) | (i + 1);
+	}
+	return 0;
+}
+
 /* Whether entry e is that stack. */
 static inline int entry_is(const struct stacktab *st, const struct st_entry *e,
 			   const uint64_t *addrs, unsigned nr, unsigned nk, unsigned own,
@@ -403,6 +447,8 @@ static int add_stripped(struct stacktab *st, const uint64_t *addrs, unsigned nr,
 			goto done;
 		}
 	}
+	if (!st->slots && index_entries(st))
+		return -ENOMEM;
 	h = key_hash(addrs, nr, nk, own, ev, pid, tid, comm, tag, gen);
 	j = SLOT_HOME(h, st->nslots);
 	while (st->slots[j]) {
@@ -708,16 +754,19 @@ int stacktab__add_sample_raw(struct stacktab *st, const struct evtab *t, const v
 	uint64_t stype, nr, period = 1;
 	size_t tid_at = 0, time_at, cpu_at, period_at = 0, pos;
 	uint32_t pid = 0, tid = 0, ev, comm = 0, tag = 0;
-	int has_tid, rc;
+	int has_tid, idx, rc;
 
-	if (len < sizeof h || ((uintptr_t)buf & 7) || !t || evtab__count(t) != 1)
+	if (len < sizeof h || ((uintptr_t)buf & 7) || !t)
 		return 0;
 	memcpy(&h, p, sizeof h);
 	if (h.type != PERF_RECORD_SAMPLE || h.size < sizeof h || h.size > len)
 		return 0;
-	/* One event (no id to look up), and a layout of fixed fields then the
-	 * callchain, nothing after it: where record__decode would read each. */
-	a = evtab__attr(t, 0);
+	/* The event record__decode would find (system-wide files have a
+	 * second, perf's tracking event), and a layout of fixed fields then
+	 * the callchain, nothing after it: where record__decode reads each. */
+	if ((idx = record__sample_event(t, p, h.size)) < 0)
+		return 0;
+	a = evtab__attr(t, idx);
 	stype = a->sample_type;
 	if (!(stype & PERF_SAMPLE_CALLCHAIN) ||
 	    (stype & ~(FIXED_BEFORE_CHAIN | PERF_SAMPLE_CALLCHAIN)))
@@ -758,7 +807,7 @@ int stacktab__add_sample_raw(struct stacktab *st, const struct evtab *t, const v
 			memcpy(&cpu, p + cpu_at, 4);
 		tag = sample_tag(st, stype, cpu, time);
 	}
-	if (sample_event(st, 0, t, &ev))
+	if (sample_event(st, idx, t, &ev))
 		return -ENOMEM;
 	if (has_tid && st->sample_comm &&
 	    (rc = st->sample_comm(st->sample_comm_arg, (int32_t)pid, (int32_t)tid, &comm)) < 0)
@@ -1275,6 +1324,10 @@ static int fold(struct stacktab *st)
 	size_t i, n = 0;
 	uint32_t c;
 
+	if (st->slots)
+		memset(st->slots, 0, st->nslots * sizeof *st->slots);
+	else if (new_slots(st, st->nr))
+		return -ENOMEM;
 	first = calloc(st->nnames ? st->nnames : 1, sizeof *first);
 	canon = malloc((st->ncobj ? st->ncobj : 1) * sizeof *canon);
 	if (!first || !canon) {
@@ -1289,7 +1342,6 @@ static int fold(struct stacktab *st)
 			first[name] = c;
 		canon[c - 1] = first[name];
 	}
-	memset(st->slots, 0, st->nslots * sizeof *st->slots);
 	for (i = 0; i < st->nr; i++) {
 		struct st_entry *e = &st->e[i];
 		const uint64_t *a;

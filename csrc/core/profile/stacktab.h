@@ -160,8 +160,8 @@ int stacktab__add_record(struct stacktab *st, const struct record *r, const stru
 
 /*
  * The same for a raw SAMPLE record (buf, len bytes, 8-aligned) without
- * decoding it, when its layout allows: one event, fixed-size fields then a
- * non-empty callchain.  Returns 1 when added, 0 when the record is not one
+ * decoding it, when its layout allows: an event record__sample_event
+ * finds, fixed-size fields then a non-empty callchain.  Returns 1 when added, 0 when the record is not one
  * of those (decode it and use stacktab__add_record: the result is the
  * same), or -ENOMEM.
  */
@@ -179,6 +179,14 @@ int stacktab__add_sample_raw(struct stacktab *st, const struct evtab *t, const v
  */
 long stacktab__add_records(struct stacktab *st, const struct evtab *t,
 			   const void *buf, size_t len, char *err, size_t errlen);
+
+/*
+ * Frees the index that finds a stack when it is added again (a slot per
+ * stack, twice over: 16 MB for a system-wide file's 575k stacks).  For a
+ * table that is complete (a file's pass done) before views and reports
+ * take their memory; the next add makes the index again.
+ */
+void stacktab__drop_index(struct stacktab *st);
 
 /*
  * Keeps at most depth addresses of each stack added from now on, from the

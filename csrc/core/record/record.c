@@ -369,6 +369,11 @@ static int find_event(const struct evtab *t, const uint8_t *p, size_t size, int 
 	return evtab__lookup(t, id);
 }
 
+int record__sample_event(const struct evtab *t, const void *buf, size_t size)
+{
+	return find_event(t, buf, size, 1);
+}
+
 /* The fixed part of each kernel record type after the header. */
 static int body(struct cur *c, const struct evtab *t, struct record *r)
 {

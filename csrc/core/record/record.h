@@ -62,6 +62,9 @@ int evtab__lookup(const struct evtab *t, uint64_t id);
 /* Index an id was added with (evtab__add_id), -1 if it was not: no
  * single-event shortcut.  O(1), for readers that map ids as they go. */
 int evtab__find_id(const struct evtab *t, uint64_t id);
+/* The index of the event a SAMPLE record (buf, size bytes) belongs to, as
+ * record__decode finds it; -1 when none is known. */
+int record__sample_event(const struct evtab *t, const void *buf, size_t size);
 /* Renames event idx (a file names its events after their attrs); -errno. */
 int evtab__set_name(struct evtab *t, int idx, const char *name);
 
