@@ -273,8 +273,8 @@ end)
 
 describe("a view by symbol", function()
   -- p:view{ by_symbol = true }: one frame per symbol as reports tell it
-  -- apart (what luaperf report reads without -g or srcline): every report
-  -- without call graphs has the rows of the view with a frame per address
+  -- apart (what luaperf report reads without srcline): every report has
+  -- the rows, call graphs and paths of the view with a frame per address
   it("reports the rows of the view with a frame per address, in fewer frames", function()
     local cases = {
       { by = { "comm", "dso", "sym" } },
@@ -298,6 +298,45 @@ describe("a view by symbol", function()
       end
     end
     assert.is_true(fewer)
+  end)
+
+  it("draws the call graphs and paths of the view with a frame per address", function()
+    local function same(x, y, what)
+      assert.are.equal(x.w, y.w, what)
+      assert.are.equal(x.name, y.name, what)
+      assert.are.equal(x.nkids, y.nkids, what)
+      assert.are.equal(#x.kids, #y.kids, what)
+      for i, k in ipairs(x.kids) do same(k, y.kids[i], what .. "/" .. tostring(k.name)) end
+    end
+    local drawn = 0
+    for _, path in ipairs(files()) do
+      local p, v1 = load(path)
+      local v2 = assert(p:view{ symbolizer = p:symbolizer(), by_symbol = true })
+      for _, children in ipairs({ false, true }) do
+        for _, by in ipairs({ { "comm", "dso", "sym" }, { "sym" } }) do
+          local opts = { by = by, children = children, weight = "period" }
+          local r1, r2 = v1:report(opts), v2:report(opts)
+          local s1, s2 = {}, {}
+          for i = 1, math.min(#r1, 40) do s1[i], s2[i] = r1[i], r2[i] end
+          local g = { children = children, weight = "period" }
+          local t1, t2 = v1:callgraph(s1, g), v2:callgraph(s2, g)
+          for i = 1, #s1 do
+            same(t1[i], t2[i], path .. " row " .. i)
+            drawn = drawn + t1[i].nkids
+          end
+        end
+      end
+      for _, o in ipairs({ { top = 30 }, { starting = "^_start", top = 10 },
+                          { where = { dso = "^lib" }, top = 10, weight = "samples" } }) do
+        local a, b = v1:paths(o), v2:paths(o)
+        assert.are.equal(#a, #b, path)
+        for i, r in ipairs(a) do
+          assert.are.same(r.stack, b[i].stack, path .. " path " .. i)
+          assert.are.equal(r.value, b[i].value, path .. " path " .. i)
+        end
+      end
+    end
+    assert.is_true(drawn > 0)
   end)
 end)
 

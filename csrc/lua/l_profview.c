@@ -8,7 +8,8 @@
  *               by_symbol= }
  *     (by_label: a frame per label and kind, for folded stacks and flame
  *     graphs; such a view makes no reports.  by_symbol: a frame per symbol
- *     as reports tell it apart, for reports without call graphs or lines)
+ *     as reports tell it apart, for reports and their call graphs without
+ *     lines)
  *   v:summary([event])   -> { events = {names in order}, samples=, period=,
  *                             stacks=, frames=, has_chains=, comm_width= }
  *   v:report{ by = {"comm","dso","sym","srcline","parent",...}, parent = regex,

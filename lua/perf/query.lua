@@ -315,8 +315,9 @@ local function needs(by, opts, paths)
   return { split = split, frames = frames, objects = leaves and frames and not symbols or nil,
     leaves = leaves, lines = lines,
     fold = leaves and frames and not lines and not threads or nil,
-    -- rows alone read a frame per symbol (no path walks addresses)
-    by_symbol = frames and not paths and not lines or nil }
+    -- rows, their call graphs and paths read a frame per symbol (paths
+    -- are labels; lines are an address's)
+    by_symbol = frames and not lines or nil }
 end
 
 function M.file_report(f, opts)

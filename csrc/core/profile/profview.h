@@ -92,7 +92,8 @@ struct profview_opts {
 	 * addresses (kind, object, name and start alike), an unnamed address
 	 * of several processes (object, place and raw address alike).  Such
 	 * a frame's address, offset, file and line are its first address's:
-	 * for reports without call graphs.  Ignored with lines or inlines. */
+	 * for reports and their call graphs (whose nodes are symbols), not
+	 * for what prints an address's place.  Ignored with lines or inlines. */
 	int by_symbol;
 };
 

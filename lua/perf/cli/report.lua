@@ -158,8 +158,9 @@ return function(args)
   local progress, done = options.progress("luaperf report", o.input)
   local lopts = { event = o.event, kallsyms = o.kallsyms, vmlinux = o.vmlinux, symfs = o.symfs,
     frames = frames and true or false, lines = lines or nil, progress = progress,
-    -- rows alone read a frame per symbol: no call graph walks addresses
-    by_symbol = not o.graph and not lines or nil }
+    -- rows and their call graphs read a frame per symbol (a graph's
+    -- nodes are symbols; lines are an address's)
+    by_symbol = not lines or nil }
   -- self overhead without call graphs reads each sample's leaf alone (as
   -- perf, which resolves no chain then); a parent is looked for up the chain
   if o.children == false and not o.graph and not parent then
