@@ -61,12 +61,11 @@ struct profview {
 	/* by_label: (label << 8 | kind) -> frame id, while building */
 	int by_label;
 	struct u64map labels;
-	/* by_symbol: a frame per symbol as reports tell it apart (struct
-	 * sym_part -> frame id, while building) */
+	/* by_symbol: a frame per symbol as reports tell it apart (an index
+	 * of the frames by symbol, while building: share_symbol) */
 	int by_symbol;
-	struct keytab *symbols;
-	uint32_t *symbol_frame;
-	size_t symbol_cap;
+	uint64_t *sym_slots;
+	size_t nsym_slots, nsyms;
 };
 
 int profview__intern(struct profview *pv, const char *s, size_t len, uint32_t *id)
@@ -403,51 +402,82 @@ int profview__anon_path(const char *p)
 	       !strncmp(p, "/anon_hugepage", 14);
 }
 
-/* What a report reads of a frame (pvreport.c): a named symbol's kind,
- * object, name and start; an unnamed address's kind, object, name, place
- * in its mapping and raw address (a call chain entry's key). */
-struct sym_part {
-	uint32_t kind, dso, name, has;
-	uint64_t start, rel, addr;
-};
+/* by_symbol: what a report reads of a frame (pvreport.c) tells symbols
+ * apart: a named symbol's kind, object, name and start; an unnamed
+ * address's kind, object, place in its mapping and raw address. */
+static uint64_t symbol_mix(uint64_t h, uint64_t v)
+{
+	h = (h ^ v) * UINT64_C(0x9e3779b97f4a7c15);
+	return h ^ (h >> 29);
+}
+
+static uint64_t symbol_hash(const struct pv_frame *f)
+{
+	uint64_t h = symbol_mix((uint64_t)f->kind << 32 | f->dso, f->name);
+
+	if (f->has_offset)
+		return symbol_mix(h, f->sym_start);
+	return symbol_mix(symbol_mix(h ^ UINT64_C(1) << 63, f->rel ^ (uint64_t)f->has_rel << 62),
+			  f->addr);
+}
+
+static int same_symbol(const struct pv_frame *a, const struct pv_frame *b)
+{
+	if (a->kind != b->kind || a->dso != b->dso || a->name != b->name ||
+	    a->has_offset != b->has_offset)
+		return 0;
+	if (a->has_offset)
+		return a->sym_start == b->sym_start;
+	return a->has_rel == b->has_rel && a->rel == b->rel && a->addr == b->addr;
+}
+
+/* The index of symbols' frames: a slot holds the hash's upper half over
+ * the frame id + 1 (the upper half also places it), and the frames
+ * themselves are the keys.  Half full at most. */
+#define SYM_TAG(h) ((h) & UINT64_C(0xffffffff00000000))
+#define SYM_HOME(h, n) ((size_t)((h) >> 32) & ((n) - 1))
+
+static int symbols_grow(struct profview *pv)
+{
+	size_t n = pv->nsym_slots ? pv->nsym_slots * 2 : 1024, i, j;
+	uint64_t *s = bigmem__calloc(n, sizeof *s);
+
+	if (!s)
+		return -ENOMEM;
+	for (i = 0; i < pv->nsym_slots; i++) {
+		if (!pv->sym_slots[i])
+			continue;
+		for (j = SYM_HOME(pv->sym_slots[i], n); s[j]; j = (j + 1) & (n - 1))
+			;
+		s[j] = pv->sym_slots[i];
+	}
+	bigmem__free(pv->sym_slots);
+	pv->sym_slots = s;
+	pv->nsym_slots = n;
+	return 0;
+}
 
 /* by_symbol: the new frame id (the last) becomes the first of its symbol
  * (a->first), or stays when it is the first. */
 static int share_symbol(struct profview *pv, struct pv_addr *a, uint32_t id)
 {
 	const struct pv_frame *f = &pv->frames[id];
-	struct sym_part k;
-	uint32_t kid;
-	int added;
+	uint64_t h = symbol_hash(f);
+	size_t j, mask;
 
-	memset(&k, 0, sizeof k);
-	k.kind = f->kind;
-	k.dso = f->dso;
-	k.name = f->name;
-	if (f->has_offset) {
-		k.has = 1;
-		k.start = f->sym_start;
-	} else {
-		k.has = 2 | (uint32_t)f->has_rel << 2;
-		k.rel = f->rel;
-		k.addr = f->addr;
-	}
-	if (keytab__intern(pv->symbols, &k, sizeof k, &kid, &added))
+	if (2 * (pv->nsyms + 1) > pv->nsym_slots && symbols_grow(pv))
 		return -ENOMEM;
-	if (!added) {
-		pv->nframes--;   /* the new frame was the last: its slot is reused */
-		a->first = pv->symbol_frame[kid];
-		return 0;
+	mask = pv->nsym_slots - 1;
+	for (j = SYM_HOME(h, pv->nsym_slots); pv->sym_slots[j]; j = (j + 1) & mask) {
+		uint32_t other = (uint32_t)pv->sym_slots[j] - 1;
+		if (SYM_TAG(pv->sym_slots[j]) == SYM_TAG(h) && same_symbol(&pv->frames[other], f)) {
+			pv->nframes--;   /* the new frame was the last: its slot is reused */
+			a->first = other;
+			return 0;
+		}
 	}
-	if (kid >= pv->symbol_cap) {
-		size_t cap = pv->symbol_cap ? 2 * pv->symbol_cap : 1024;
-		uint32_t *n = realloc(pv->symbol_frame, cap * sizeof *n);
-		if (!n)
-			return -ENOMEM;
-		pv->symbol_frame = n;
-		pv->symbol_cap = cap;
-	}
-	pv->symbol_frame[kid] = id;
+	pv->sym_slots[j] = SYM_TAG(h) | ((uint64_t)id + 1);
+	pv->nsyms++;
 	return 0;
 }
 
@@ -952,19 +982,13 @@ int profview__new(const struct stacktab *st, const struct profview_opts *o,
 	/* (lines and inline chains are an address's, not a symbol's) */
 	pv->by_symbol = o->by_symbol && !pv->by_label && !o->no_frames && !o->lines &&
 			!o->inlines;
-	if (pv->by_symbol && !(pv->symbols = keytab__new())) {
-		profview__delete(pv);
-		return -ENOMEM;
-	}
 	rc = build(pv, o);
 	u64map__exit(&pv->by_ptr);
 	u64map__exit(&pv->dsonames);
 	u64map__exit(&pv->dsolabels);
 	u64map__exit(&pv->labels);
-	keytab__delete(pv->symbols);
-	pv->symbols = NULL;
-	free(pv->symbol_frame);
-	pv->symbol_frame = NULL;
+	bigmem__free(pv->sym_slots);
+	pv->sym_slots = NULL;
 	if (rc) {
 		profview__delete(pv);
 		return rc;
