@@ -103,7 +103,14 @@ static struct sym_key sym_key_of(const struct pv_frame *f, uint32_t symname, int
 struct acc {
 	struct profview *pv;
 	const struct pvreport_opts *o;
-	struct keytab *fkt, *skt;     /* frame parts, stack parts of keys */
+	/* Frame parts of keys: each id's first frame and variant (frame * 4 +
+	 * variant; id 0: no parts), whose parts are made again to compare,
+	 * under an index of their hashes (no key kept: 10^5 ids) */
+	uint32_t *fp_rep;
+	size_t fp_n, fp_cap;
+	uint64_t *fp_slots;           /* hash's upper half | id + 1; 0 empty */
+	size_t fp_nslots;
+	struct keytab *skt;           /* stack parts of keys */
 	uint32_t *fk;                 /* per frame and variant: its frame parts' id + 1 */
 	struct pvreport_row *rows;
 	size_t nrows, cap;
@@ -124,26 +131,21 @@ struct acc {
 	uint32_t other, parent;
 };
 
-/* The id of frame f's parts seen as (symname, kind): one per frame and
- * variant (raw address or not, kernel level or not), made once. */
-static int frame_key(struct acc *a, uint32_t frame, int absolute, int kind, uint32_t *out)
+/* The frame parts of the keys (parts, for n of them) of frame seen with
+ * variant: absolute (by its raw address: 2) and kernel level (1). */
+static unsigned frame_parts(const struct acc *a, uint32_t frame, unsigned variant,
+			    uint64_t *parts)
 {
 	const struct pv_frame *f = profview__frame(a->pv, frame);
-	size_t slot = (size_t)frame * 4 + (absolute ? 2 : 0) + (kind == PV_KERNEL);
-	uint64_t parts[PVR_MAX_KEYS * 3];
 	unsigned k, n = 0;
-	int rc;
 
-	if (a->fk[slot]) {
-		*out = a->fk[slot] - 1;
-		return 0;
-	}
 	for (k = 0; k < a->o->nkeys; k++) {
 		if (a->o->keys[k] == PVR_SYM) {
 			/* perf's sort__sym_cmp: a named symbol is its object and
 			 * start; an address no symbol covers, its name (a raw
 			 * address is never a named symbol's) */
-			struct sym_key sk = sym_key_of(f, absolute ? f->abs_symname : f->symname, kind);
+			struct sym_key sk = sym_key_of(f, variant & 2 ? f->abs_symname : f->symname,
+						       variant & 1 ? PV_KERNEL : PV_USER);
 			parts[n++] = sk.name;
 			parts[n++] = sk.dso;
 			parts[n++] = sk.start;
@@ -153,9 +155,91 @@ static int frame_key(struct acc *a, uint32_t frame, int absolute, int kind, uint
 			parts[n++] = f->srcline;
 		}
 	}
-	rc = keytab__intern(a->fkt, parts, n * sizeof parts[0], out, NULL);
-	if (rc)
-		return rc;
+	return n;
+}
+
+/* Frame parts id fk's parts (none for id 0); their count. */
+static unsigned parts_of(const struct acc *a, uint32_t fk, uint64_t *parts)
+{
+	if (fk == 0)
+		return 0;
+	return frame_parts(a, a->fp_rep[fk] >> 2, a->fp_rep[fk] & 3, parts);
+}
+
+static uint64_t parts_hash(const uint64_t *parts, unsigned n)
+{
+	uint64_t h = n;
+	unsigned i;
+
+	for (i = 0; i < n; i++) {
+		h = (h ^ parts[i]) * UINT64_C(0x9e3779b97f4a7c15);
+		h ^= h >> 29;
+	}
+	return h;
+}
+
+#define FP_TAG(h) ((h) & UINT64_C(0xffffffff00000000))
+#define FP_HOME(h, n) ((size_t)((h) >> 32) & ((n) - 1))
+
+static int fp_grow(struct acc *a)
+{
+	size_t n = a->fp_nslots ? a->fp_nslots * 2 : 1024, i, j;
+	uint64_t *s = bigmem__calloc(n, sizeof *s);
+
+	if (!s)
+		return -ENOMEM;
+	for (i = 0; i < a->fp_nslots; i++) {
+		if (!a->fp_slots[i])
+			continue;
+		for (j = FP_HOME(a->fp_slots[i], n); s[j]; j = (j + 1) & (n - 1))
+			;
+		s[j] = a->fp_slots[i];
+	}
+	bigmem__free(a->fp_slots);
+	a->fp_slots = s;
+	a->fp_nslots = n;
+	return 0;
+}
+
+/* The id of frame f's parts seen as (symname, kind): one per frame and
+ * variant (raw address or not, kernel level or not), made once. */
+static int frame_key(struct acc *a, uint32_t frame, int absolute, int kind, uint32_t *out)
+{
+	unsigned variant = (absolute ? 2 : 0) | (kind == PV_KERNEL);
+	size_t slot = (size_t)frame * 4 + variant, j;
+	uint64_t parts[PVR_MAX_KEYS * 3], other[PVR_MAX_KEYS * 3], h;
+	unsigned n;
+
+	if (a->fk[slot]) {
+		*out = a->fk[slot] - 1;
+		return 0;
+	}
+	if (frame >= UINT32_C(1) << 30 || a->fp_n >= UINT32_MAX - 1)
+		return -E2BIG;
+	n = frame_parts(a, frame, variant, parts);
+	h = parts_hash(parts, n);
+	if (2 * (a->fp_n + 1) > a->fp_nslots && fp_grow(a))
+		return -ENOMEM;
+	for (j = FP_HOME(h, a->fp_nslots); a->fp_slots[j]; j = (j + 1) & (a->fp_nslots - 1)) {
+		uint32_t id = (uint32_t)a->fp_slots[j] - 1;
+		if (FP_TAG(a->fp_slots[j]) == FP_TAG(h) && parts_of(a, id, other) == n &&
+		    !memcmp(other, parts, n * sizeof *parts)) {
+			*out = id;
+			a->fk[slot] = id + 1;
+			return 0;
+		}
+	}
+	if (a->fp_n == a->fp_cap) {
+		size_t cap = a->fp_cap ? a->fp_cap * 2 : 1024;
+		uint32_t *rep = bigmem__realloc(a->fp_rep, cap * sizeof *rep);
+		if (!rep)
+			return -ENOMEM;
+		a->fp_rep = rep;
+		a->fp_cap = cap;
+	}
+	a->fp_rep[a->fp_n] = (uint32_t)slot;
+	*out = (uint32_t)a->fp_n++;
+	a->fp_slots[j] = FP_TAG(h) | ((uint64_t)*out + 1);
 	a->fk[slot] = *out + 1;
 	return 0;
 }
@@ -697,7 +781,8 @@ int pvreport__new(struct profview *pv, const struct pvreport_opts *o, struct pvr
 	uint32_t *sks = NULL, *grouped = NULL;
 	uint8_t *view = NULL;
 	size_t viewcap = 0;
-	uint32_t unknown, nofk;
+	uint64_t fparts[PVR_MAX_KEYS * 3] = { 0 };
+	uint32_t unknown;
 	int rc;
 
 	*out = NULL;
@@ -710,18 +795,18 @@ int pvreport__new(struct profview *pv, const struct pvreport_opts *o, struct pvr
 	a.o = o;
 	a.parent = PV_NONE;
 	a.frame_keys = has_key(o, is_frame_key);
-	a.fkt = keytab__new();
 	a.skt = keytab__new();
 	a.fk = bigmem__calloc(profview__nframes(pv) * 4 + 1, sizeof *a.fk);
+	a.fp_rep = bigmem__malloc((a.fp_cap = 1024) * sizeof *a.fp_rep);
 	r = calloc(1, sizeof *r);
 	view = malloc(viewcap = 256);
-	if (!a.fkt || !a.skt || !a.fk || !r || !view) {
+	if (!a.skt || !a.fk || !a.fp_rep || !r || !view) {
 		rc = -ENOMEM;
 		goto fail;
 	}
 	/* frame parts id 0: none (rows keyed by the stack alone) */
+	a.fp_rep[a.fp_n++] = 0;
 	if ((rc = profview__intern(pv, "[unknown]", 9, &unknown)) ||
-	    (rc = keytab__intern(a.fkt, "", 0, &nofk, NULL)) ||
 	    (rc = keytab__intern(a.skt, "", 0, &a.nosk, NULL)) ||
 	    (rc = parent_init(&a, pv, o)))
 		goto fail;
@@ -756,7 +841,8 @@ int pvreport__new(struct profview *pv, const struct pvreport_opts *o, struct pvr
 		if (!(o->children || a.rows[i].self > 0))
 			continue;
 		a.rows[kept] = a.rows[i];
-		a.rows[kept].keylen = key_string(o, pv, keytab__key(a.fkt, a.rows[i].fkey, NULL),
+		parts_of(&a, a.rows[i].fkey, fparts);
+		a.rows[kept].keylen = key_string(o, pv, fparts,
 						 keytab__key(a.skt, a.rows[i].skey, NULL), NULL, 0);
 		bytes += a.rows[kept].keylen + 1;
 		kept++;
@@ -768,8 +854,9 @@ int pvreport__new(struct profview *pv, const struct pvreport_opts *o, struct pvr
 	}
 	bytes = 0;
 	for (i = 0; i < kept; i++) {
-		key_string(o, pv, keytab__key(a.fkt, a.rows[i].fkey, NULL),
-			   keytab__key(a.skt, a.rows[i].skey, NULL), r->keys + bytes, a.rows[i].keylen + 1);
+		parts_of(&a, a.rows[i].fkey, fparts);
+		key_string(o, pv, fparts, keytab__key(a.skt, a.rows[i].skey, NULL), r->keys + bytes,
+			   a.rows[i].keylen + 1);
 		r->keys[bytes + a.rows[i].keylen] = '\0';
 		a.rows[i].key = r->keys + bytes;
 		bytes += a.rows[i].keylen + 1;
@@ -781,9 +868,12 @@ int pvreport__new(struct profview *pv, const struct pvreport_opts *o, struct pvr
 	free(view);
 	bigmem__free(a.fk);
 	free(a.fkrow);
-	keytab__delete(a.fkt);
+	bigmem__free(a.fp_rep);
+	bigmem__free(a.fp_slots);
 	keytab__delete(a.skt);
-	a.fkt = a.skt = NULL;
+	a.fp_rep = NULL;
+	a.fp_slots = NULL;
+	a.skt = NULL;
 	a.stamp = NULL;
 	a.fk = NULL;
 	a.fkrow = NULL;
@@ -803,7 +893,8 @@ fail:
 	free(view);
 	bigmem__free(a.fk);
 	free(a.fkrow);
-	keytab__delete(a.fkt);
+	bigmem__free(a.fp_rep);
+	bigmem__free(a.fp_slots);
 	keytab__delete(a.skt);
 	if (r) {
 		bigmem__free(r->keys);
