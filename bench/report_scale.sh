@@ -52,30 +52,48 @@ record "$out/mid.data" 20 150000
 record "$out/big.data" 85 800000
 for s in 5 10 20 40; do record "$out/grow$s.data" "$s" 0; done
 
-# measure NAME CMD...: RUNS runs of CMD (stdout dropped), each under GNU
-# time; leaves "seconds KiB" (medians) in $out/m.NAME, or "timeout".
-measure() {
+# measure_once NAME CMD...: one run of CMD (stdout dropped) under GNU time,
+# its "seconds KiB" added to $out/m.NAME.runs ("timeout" when killed); none
+# once a run timed out or the first took over SLOW seconds.
+measure_once() {
     name=$1; shift
-    : > "$out/m.$name.runs"
+    runs=$out/m.$name.runs
+    if [ -s "$runs" ]; then
+        grep -q timeout "$runs" && return 0
+        awk -v s="$SLOW" 'NR == 1 { exit !($1 > s) }' "$runs" && return 0
+    fi
+    rc=0
+    timeout "$LIMIT" /usr/bin/time -f '%e %M' -o "$out/m.time" "$@" >/dev/null 2>"$out/m.err" || rc=$?
+    if [ "$rc" -eq 124 ] || [ ! -s "$out/m.time" ]; then
+        echo timeout >> "$runs"
+        rm -f "$out/m.time"
+        return 0
+    fi
+    [ "$rc" -eq 0 ] || echo "report_scale: $* exited with $rc: $(tail -1 "$out/m.err")" >&2
+    tail -1 "$out/m.time" >> "$runs"
+    rm -f "$out/m.time"
+}
+# finish NAME: the median time and, on its own, the median RSS of NAME's
+# runs in $out/m.NAME ("seconds KiB runs"), or "timeout".
+finish() {
+    runs=$out/m.$1.runs
+    if grep -q timeout "$runs"; then
+        echo timeout > "$out/m.$1"
+        return 0
+    fi
+    t=$(sort -n "$runs" | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
+    m=$(sort -n -k2 "$runs" | awk '{ v[NR] = $2 } END { print v[int((NR + 1) / 2)], NR }')
+    echo "$t $m" > "$out/m.$1"
+}
+# measure NAME CMD...: RUNS runs of CMD in a row (the growth table's)
+measure() {
+    : > "$out/m.$1.runs"
     i=0
     while [ "$i" -lt "$RUNS" ]; do
-        rc=0
-        timeout "$LIMIT" /usr/bin/time -f '%e %M' -o "$out/m.time" "$@" >/dev/null 2>"$out/m.err" || rc=$?
-        if [ "$rc" -eq 124 ] || [ ! -s "$out/m.time" ]; then
-            echo timeout > "$out/m.$name"
-            rm -f "$out/m.time"
-            return 0
-        fi
-        [ "$rc" -eq 0 ] || echo "report_scale: $* exited with $rc: $(tail -1 "$out/m.err")" >&2
-        tail -1 "$out/m.time" >> "$out/m.$name.runs"
-        rm -f "$out/m.time"
+        measure_once "$@"
         i=$((i + 1))
-        awk -v s="$SLOW" '{ exit !($1 > s) }' "$out/m.$name.runs" && break
     done
-    # the median time and, on its own, the median RSS
-    t=$(sort -n "$out/m.$name.runs" | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
-    m=$(sort -n -k2 "$out/m.$name.runs" | awk '{ v[NR] = $2 } END { print v[int((NR + 1) / 2)], NR }')
-    echo "$t $m" > "$out/m.$name"
+    finish "$1"
 }
 secs() {
     case $(cat "$out/m.$1") in
@@ -116,30 +134,38 @@ mratio() {
 }
 
 L=bin/luaperf
-# the pairs: name|luaperf command|perf command name (perf commands once per file)
+# Each luaperf command runs right after the perf command it is compared
+# with, RUNS rounds of all of them: the load of this shared machine drifts
+# over minutes, and both sides of a ratio see the same drift.
+# (name:command; perf script is run before each command compared with it)
 run_file() {
     f=$1 k=$2
-    for p in pr:"perf report -i $f --stdio -g none" \
-             prn:"perf report -i $f --stdio --no-children -g none" \
-             prg:"perf report -i $f --stdio" \
-             prng:"perf report -i $f --stdio --no-children" \
-             ps:"perf script -i $f"; do
-        name=${p%%:*}
-        [ "$k" = big ] && skip_big "$name" && continue
-        # shellcheck disable=SC2086
-        measure "$k.$name" ${p#*:}
+    set -- pr:"perf report -i $f --stdio -g none" lr:"$L report -i $f --stdio" \
+        prn:"perf report -i $f --stdio --no-children -g none" \
+        lrn:"$L report -i $f --stdio --no-children" \
+        prg:"perf report -i $f --stdio" lrg:"$L report -i $f --stdio -g" \
+        prng:"perf report -i $f --stdio --no-children" \
+        lrng:"$L report -i $f --stdio --no-children -g" \
+        ps:"perf script -i $f" lff:"$L flame -i $f --format folded -o $out/$k.folded" \
+        ps:"perf script -i $f" lfs:"$L flame -i $f -o $out/$k.svg" \
+        ps:"perf script -i $f" ls:"$L script -i $f"
+    for p in "$@"; do
+        : > "$out/m.$k.${p%%:*}.runs"
     done
-    for p in lr:"$L report -i $f --stdio" \
-             lrn:"$L report -i $f --stdio --no-children" \
-             lrg:"$L report -i $f --stdio -g" \
-             lrng:"$L report -i $f --stdio --no-children -g" \
-             lff:"$L flame -i $f --format folded -o $out/$k.folded" \
-             lfs:"$L flame -i $f -o $out/$k.svg" \
-             ls:"$L script -i $f"; do
+    round=0
+    while [ "$round" -lt "$RUNS" ]; do
+        for p in "$@"; do
+            name=${p%%:*}
+            [ "$k" = big ] && skip_big "$name" && continue
+            # shellcheck disable=SC2086
+            measure_once "$k.$name" ${p#*:}
+        done
+        round=$((round + 1))
+    done
+    for p in "$@"; do
         name=${p%%:*}
         [ "$k" = big ] && skip_big "$name" && continue
-        # shellcheck disable=SC2086
-        measure "$k.$name" ${p#*:}
+        finish "$k.$name"
     done
 }
 
@@ -171,7 +197,8 @@ echo "## luaperf report, flame and script vs perf on system-wide recordings ($(d
 echo
 echo "Recordings: \`perf record -a -g -F 4999 -- sh bench/mixed_workload.sh SECONDS\` (cpu-clock;"
 echo "gcc -O2, gzip -6, python3 json, sleep gaps, on two lanes). Median of up to $RUNS wall"
-echo "times and peak RSS (GNU time %e, %M) each, stdout to /dev/null; a command whose"
+echo "times and peak RSS (GNU time %e, %M) each, stdout to /dev/null, each luaperf run"
+echo "right after a run of the perf command it is compared with; a command whose"
 echo "first run took over $SLOW s ran once; \`>$LIMIT\`: killed after $LIMIT s, or not run"
 echo "on the big file when its time on the mid one scaled by the samples (est.) is over. luaperf"
 echo "report prints no call graph by default, perf report prints one for files with call"
