@@ -1324,17 +1324,14 @@ static int fold(struct stacktab *st)
 	size_t i, n = 0;
 	uint32_t c;
 
-	if (st->slots)
-		memset(st->slots, 0, st->nslots * sizeof *st->slots);
-	else if (new_slots(st, st->nr))
-		return -ENOMEM;
 	first = calloc(st->nnames ? st->nnames : 1, sizeof *first);
 	canon = malloc((st->ncobj ? st->ncobj : 1) * sizeof *canon);
-	if (!first || !canon) {
+	if (!first || !canon || (!st->slots && new_slots(st, st->nr))) {
 		free(first);
 		free(canon);
 		return -ENOMEM;
 	}
+	memset(st->slots, 0, st->nslots * sizeof *st->slots);
 	/* comm objects of one name (names are interned) -> the first of them */
 	for (c = 1; c <= st->ncobj; c++) {
 		uint32_t name = st->cobj[c - 1];

@@ -62,9 +62,6 @@ int evtab__lookup(const struct evtab *t, uint64_t id);
 /* Index an id was added with (evtab__add_id), -1 if it was not: no
  * single-event shortcut.  O(1), for readers that map ids as they go. */
 int evtab__find_id(const struct evtab *t, uint64_t id);
-/* The index of the event a SAMPLE record (buf, size bytes) belongs to, as
- * record__decode finds it; -1 when none is known. */
-int record__sample_event(const struct evtab *t, const void *buf, size_t size);
 /* Renames event idx (a file names its events after their attrs); -errno. */
 int evtab__set_name(struct evtab *t, int idx, const char *name);
 
@@ -145,6 +142,10 @@ struct record {
  */
 int record__decode(const struct evtab *t, const void *buf, size_t len,
 		   struct record *out, char *err, size_t errlen);
+
+/* The index of the event a SAMPLE record (buf, size bytes) belongs to, as
+ * record__decode finds it; -1 when none is known. */
+int record__sample_event(const struct evtab *t, const void *buf, size_t size);
 
 /* Whether a call chain's context marker puts the addresses after it in the
  * kernel (the host's or a guest's). */
