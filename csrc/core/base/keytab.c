@@ -1,20 +1,15 @@
 /*
- * Open addressing over ids in a power-of-two slot array, half full at
- * most: a slot holds id + 1 in its low 32 bits and the key's hash in its
- * high ones, so a probe touches a key only when the hashes agree.  Each
- * id's key (where and how long) in a dense array, the bytes in chunks.
+ * An index of ids (base/slots.h), half full at most, over each id's key
+ * (where and how long) in a dense array, the bytes in chunks.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include "base/keytab.h"
 #include "base/bigmem.h"
+#include "base/slots.h"
 
 #define CHUNK_MIN ((size_t)64 * 1024)
-#define TAG(h) ((h) & UINT64_C(0xffffffff00000000))
-/* The hash's upper half also places it: growing the table reads the
- * slots alone, and no key keeps its hash. */
-#define HOME(h, n) ((size_t)((h) >> 32) & ((n) - 1))
 
 struct kt_key {
 	const char *p;
@@ -80,27 +75,6 @@ void keytab__delete(struct keytab *kt)
 	free(kt);
 }
 
-static int grow_slots(struct keytab *kt)
-{
-	size_t n = kt->nslots ? kt->nslots * 2 : 1024, i;
-	uint64_t *s = bigmem__calloc(n, sizeof *s);
-
-	if (!s)
-		return -ENOMEM;
-	for (i = 0; i < kt->nslots; i++) {
-		size_t j;
-		if (!kt->slots[i])
-			continue;
-		for (j = HOME(kt->slots[i], n); s[j]; j = (j + 1) & (n - 1))
-			;
-		s[j] = kt->slots[i];
-	}
-	bigmem__free(kt->slots);
-	kt->slots = s;
-	kt->nslots = n;
-	return 0;
-}
-
 /* len + 1 bytes (a NUL after the key), 8-aligned, in the current chunk. */
 static char *kt_alloc(struct keytab *kt, size_t len)
 {
@@ -134,12 +108,12 @@ static size_t kt_probe(const struct keytab *kt, const void *key, size_t len, uin
 		       uint32_t *found)
 {
 	size_t mask = kt->nslots - 1, j;
-	uint64_t tag = TAG(h);
+	uint64_t tag = SLOTS_TAG(h);
 
-	for (j = HOME(h, kt->nslots); kt->slots[j]; j = (j + 1) & mask) {
+	for (j = SLOTS_HOME(h, kt->nslots); kt->slots[j]; j = (j + 1) & mask) {
 		const struct kt_key *k;
 		uint32_t id;
-		if (TAG(kt->slots[j]) != tag)
+		if (SLOTS_TAG(kt->slots[j]) != tag)
 			continue;
 		id = (uint32_t)kt->slots[j] - 1;
 		k = &kt->keys[id];
@@ -161,7 +135,7 @@ int keytab__intern(struct keytab *kt, const void *key, size_t len, uint32_t *id,
 
 	if (added)
 		*added = 0;
-	if (2 * (kt->n + 1) > kt->nslots && grow_slots(kt))
+	if (2 * (kt->n + 1) > kt->nslots && slots__grow(&kt->slots, &kt->nslots))
 		return -ENOMEM;
 	j = kt_probe(kt, key, len, h, &found);
 	if (found != UINT32_MAX) {
@@ -186,7 +160,7 @@ int keytab__intern(struct keytab *kt, const void *key, size_t len, uint32_t *id,
 	p[len] = '\0';
 	kt->keys[kt->n].p = p;
 	kt->keys[kt->n].len = len;
-	kt->slots[j] = TAG(h) | (kt->n + 1);
+	kt->slots[j] = SLOTS_TAG(h) | (kt->n + 1);
 	*id = (uint32_t)kt->n++;
 	if (added)
 		*added = 1;

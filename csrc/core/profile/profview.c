@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "base/keytab.h"
+#include "base/slots.h"
 #include "base/bigmem.h"
 #include "base/u64map.h"
 #include "profile/profview.h"
@@ -62,7 +63,8 @@ struct profview {
 	int by_label;
 	struct u64map labels;
 	/* by_symbol: a frame per symbol as reports tell it apart (an index
-	 * of the frames by symbol, while building: share_symbol) */
+	 * of the frames by symbol, base/slots.h, while building: the frames
+	 * are its keys) */
 	int by_symbol;
 	uint64_t *sym_slots;
 	size_t nsym_slots, nsyms;
@@ -431,32 +433,6 @@ static int same_symbol(const struct pv_frame *a, const struct pv_frame *b)
 	return a->has_rel == b->has_rel && a->rel == b->rel && a->addr == b->addr;
 }
 
-/* The index of symbols' frames: a slot holds the hash's upper half over
- * the frame id + 1 (the upper half also places it), and the frames
- * themselves are the keys.  Half full at most. */
-#define SYM_TAG(h) ((h) & UINT64_C(0xffffffff00000000))
-#define SYM_HOME(h, n) ((size_t)((h) >> 32) & ((n) - 1))
-
-static int symbols_grow(struct profview *pv)
-{
-	size_t n = pv->nsym_slots ? pv->nsym_slots * 2 : 1024, i, j;
-	uint64_t *s = bigmem__calloc(n, sizeof *s);
-
-	if (!s)
-		return -ENOMEM;
-	for (i = 0; i < pv->nsym_slots; i++) {
-		if (!pv->sym_slots[i])
-			continue;
-		for (j = SYM_HOME(pv->sym_slots[i], n); s[j]; j = (j + 1) & (n - 1))
-			;
-		s[j] = pv->sym_slots[i];
-	}
-	bigmem__free(pv->sym_slots);
-	pv->sym_slots = s;
-	pv->nsym_slots = n;
-	return 0;
-}
-
 /* by_symbol: the new frame id (the last) becomes the first of its symbol
  * (a->first), or stays when it is the first. */
 static int share_symbol(struct profview *pv, struct pv_addr *a, uint32_t id)
@@ -465,18 +441,18 @@ static int share_symbol(struct profview *pv, struct pv_addr *a, uint32_t id)
 	uint64_t h = symbol_hash(f);
 	size_t j, mask;
 
-	if (2 * (pv->nsyms + 1) > pv->nsym_slots && symbols_grow(pv))
+	if (2 * (pv->nsyms + 1) > pv->nsym_slots && slots__grow(&pv->sym_slots, &pv->nsym_slots))
 		return -ENOMEM;
 	mask = pv->nsym_slots - 1;
-	for (j = SYM_HOME(h, pv->nsym_slots); pv->sym_slots[j]; j = (j + 1) & mask) {
+	for (j = SLOTS_HOME(h, pv->nsym_slots); pv->sym_slots[j]; j = (j + 1) & mask) {
 		uint32_t other = (uint32_t)pv->sym_slots[j] - 1;
-		if (SYM_TAG(pv->sym_slots[j]) == SYM_TAG(h) && same_symbol(&pv->frames[other], f)) {
+		if (SLOTS_TAG(pv->sym_slots[j]) == SLOTS_TAG(h) && same_symbol(&pv->frames[other], f)) {
 			pv->nframes--;   /* the new frame was the last: its slot is reused */
 			a->first = other;
 			return 0;
 		}
 	}
-	pv->sym_slots[j] = SYM_TAG(h) | ((uint64_t)id + 1);
+	pv->sym_slots[j] = SLOTS_TAG(h) | ((uint64_t)id + 1);
 	pv->nsyms++;
 	return 0;
 }

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "base/keytab.h"
+#include "base/slots.h"
 #include "base/u64map.h"
 #include "profile/profview.h"
 #include "base/bigmem.h"
@@ -108,7 +109,7 @@ struct acc {
 	 * under an index of their hashes (no key kept: 10^5 ids) */
 	uint32_t *fp_rep;
 	size_t fp_n, fp_cap;
-	uint64_t *fp_slots;           /* hash's upper half | id + 1; 0 empty */
+	uint64_t *fp_slots;           /* base/slots.h */
 	size_t fp_nslots;
 	struct keytab *skt;           /* stack parts of keys */
 	uint32_t *fk;                 /* per frame and variant: its frame parts' id + 1 */
@@ -178,29 +179,6 @@ static uint64_t parts_hash(const uint64_t *parts, unsigned n)
 	return h;
 }
 
-#define FP_TAG(h) ((h) & UINT64_C(0xffffffff00000000))
-#define FP_HOME(h, n) ((size_t)((h) >> 32) & ((n) - 1))
-
-static int fp_grow(struct acc *a)
-{
-	size_t n = a->fp_nslots ? a->fp_nslots * 2 : 1024, i, j;
-	uint64_t *s = bigmem__calloc(n, sizeof *s);
-
-	if (!s)
-		return -ENOMEM;
-	for (i = 0; i < a->fp_nslots; i++) {
-		if (!a->fp_slots[i])
-			continue;
-		for (j = FP_HOME(a->fp_slots[i], n); s[j]; j = (j + 1) & (n - 1))
-			;
-		s[j] = a->fp_slots[i];
-	}
-	bigmem__free(a->fp_slots);
-	a->fp_slots = s;
-	a->fp_nslots = n;
-	return 0;
-}
-
 /* The id of frame f's parts seen as (symname, kind): one per frame and
  * variant (raw address or not, kernel level or not), made once. */
 static int frame_key(struct acc *a, uint32_t frame, int absolute, int kind, uint32_t *out)
@@ -218,11 +196,11 @@ static int frame_key(struct acc *a, uint32_t frame, int absolute, int kind, uint
 		return -E2BIG;
 	n = frame_parts(a, frame, variant, parts);
 	h = parts_hash(parts, n);
-	if (2 * (a->fp_n + 1) > a->fp_nslots && fp_grow(a))
+	if (2 * (a->fp_n + 1) > a->fp_nslots && slots__grow(&a->fp_slots, &a->fp_nslots))
 		return -ENOMEM;
-	for (j = FP_HOME(h, a->fp_nslots); a->fp_slots[j]; j = (j + 1) & (a->fp_nslots - 1)) {
+	for (j = SLOTS_HOME(h, a->fp_nslots); a->fp_slots[j]; j = (j + 1) & (a->fp_nslots - 1)) {
 		uint32_t id = (uint32_t)a->fp_slots[j] - 1;
-		if (FP_TAG(a->fp_slots[j]) == FP_TAG(h) && parts_of(a, id, other) == n &&
+		if (SLOTS_TAG(a->fp_slots[j]) == SLOTS_TAG(h) && parts_of(a, id, other) == n &&
 		    !memcmp(other, parts, n * sizeof *parts)) {
 			*out = id;
 			a->fk[slot] = id + 1;
@@ -239,7 +217,7 @@ static int frame_key(struct acc *a, uint32_t frame, int absolute, int kind, uint
 	}
 	a->fp_rep[a->fp_n] = (uint32_t)slot;
 	*out = (uint32_t)a->fp_n++;
-	a->fp_slots[j] = FP_TAG(h) | ((uint64_t)*out + 1);
+	a->fp_slots[j] = SLOTS_TAG(h) | ((uint64_t)*out + 1);
 	a->fk[slot] = *out + 1;
 	return 0;
 }

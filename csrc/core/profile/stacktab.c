@@ -12,13 +12,11 @@
 #include "profile/stacktab.h"
 #include "base/bigmem.h"
 #include "base/keytab.h"
+#include "base/slots.h"
 #include "record/record.h"
 
-/* A slot holds the stack's hash's upper half over its index + 1, and the
- * upper half also places it: growing the table reads the old slots alone,
- * not the entries. */
-#define SLOT_TAG(h) ((h) & UINT64_C(0xffffffff00000000))
-#define SLOT_HOME(h, n) ((size_t)((h) >> 32) & ((n) - 1))
+/* The index of stacks (base/slots.h): entry index + 1 under the stack's
+ * hash, so growing it reads the old slots alone, not the entries. */
 
 /* 48 bytes: a system-wide file has hundreds of thousands (the slot holds
  * the hash's high bits, all a probe and a growth need of it) */
@@ -253,27 +251,6 @@ void stacktab__drop_index(struct stacktab *st)
 	st->nslots = 0;
 }
 
-static int grow_slots(struct stacktab *st)
-{
-	size_t n = st->nslots * 2, i;
-	uint64_t *s = bigmem__calloc(n, sizeof *s);
-
-	if (!s)
-		return -ENOMEM;
-	for (i = 0; i < st->nslots; i++) {
-		size_t j;
-		if (!st->slots[i])
-			continue;
-		for (j = SLOT_HOME(st->slots[i], n); s[j]; j = (j + 1) & (n - 1))
-			;
-		s[j] = st->slots[i];
-	}
-	bigmem__free(st->slots);
-	st->slots = s;
-	st->nslots = n;
-	return 0;
-}
-
 /* Addresses of a chain with its context markers removed, and how many
  * leading ones are kernel addresses.  perf discards a chain with a context
  * it does not know: no frames (perf script prints none), but perf report
@@ -399,9 +376,9 @@ static int index_entries(struct stacktab *st)
 				      e->pid, e->tid, e->comm, e->tag, e->gen);
 		size_t j;
 
-		for (j = SLOT_HOME(h, st->nslots); st->slots[j]; j = (j + 1) & (st->nslots - 1))
+		for (j = SLOTS_HOME(h, st->nslots); st->slots[j]; j = (j + 1) & (st->nslots - 1))
 			;
-		st->slots[j] = SLOT_TAG(h) | (i + 1);
+		st->slots[j] = SLOTS_TAG(h) | (i + 1);
 	}
 	return 0;
 }
@@ -450,9 +427,9 @@ static int add_stripped(struct stacktab *st, const uint64_t *addrs, unsigned nr,
 	if (!st->slots && index_entries(st))
 		return -ENOMEM;
 	h = key_hash(addrs, nr, nk, own, ev, pid, tid, comm, tag, gen);
-	j = SLOT_HOME(h, st->nslots);
+	j = SLOTS_HOME(h, st->nslots);
 	while (st->slots[j]) {
-		if (SLOT_TAG(st->slots[j]) != SLOT_TAG(h)) {
+		if (SLOTS_TAG(st->slots[j]) != SLOTS_TAG(h)) {
 			j = (j + 1) & (st->nslots - 1);
 			continue;
 		}
@@ -506,9 +483,9 @@ static int add_stripped(struct stacktab *st, const uint64_t *addrs, unsigned nr,
 	e->period = period;
 	if (w && st->w)
 		add_weights(st, st->nr, w);
-	st->slots[j] = SLOT_TAG(h) | ++st->nr;
+	st->slots[j] = SLOTS_TAG(h) | ++st->nr;
 	st->last = (uint32_t)st->slots[j];
-	if (st->nr * 2 > st->nslots && grow_slots(st))
+	if (st->nr * 2 > st->nslots && slots__grow(&st->slots, &st->nslots))
 		return -ENOMEM;
 done:
 	st->meta.samples += count;
@@ -1350,9 +1327,9 @@ static int fold(struct stacktab *st)
 		a = st->arena + e->key;
 		h = key_hash(a, e->nr, e->nkernel, e->own, e->ev, e->pid, e->tid, e->comm, e->tag,
 			     e->gen);
-		for (j = SLOT_HOME(h, st->nslots); st->slots[j]; j = (j + 1) & (st->nslots - 1)) {
+		for (j = SLOTS_HOME(h, st->nslots); st->slots[j]; j = (j + 1) & (st->nslots - 1)) {
 			struct st_entry *k = &st->e[(uint32_t)st->slots[j] - 1];
-			if (SLOT_TAG(st->slots[j]) == SLOT_TAG(h) &&
+			if (SLOTS_TAG(st->slots[j]) == SLOTS_TAG(h) &&
 			    entry_is(st, k, a, e->nr, e->nkernel, e->own, e->ev, e->pid, e->tid,
 				     e->comm, e->tag, e->gen)) {
 				k->count += e->count;
@@ -1372,7 +1349,7 @@ static int fold(struct stacktab *st)
 				memcpy(st->w + n * STACKTAB_MAX_WEIGHTS, st->w + i * STACKTAB_MAX_WEIGHTS,
 				       STACKTAB_MAX_WEIGHTS * sizeof *st->w);
 		}
-		st->slots[j] = SLOT_TAG(h) | ++n;
+		st->slots[j] = SLOTS_TAG(h) | ++n;
 	}
 	if (st->w && n < st->nr)
 		memset(st->w + n * STACKTAB_MAX_WEIGHTS, 0,

@@ -1,0 +1,22 @@
+/*
+ * Open-addressing indexes of ids: a power-of-two array of 64-bit slots,
+ * each the key's hash's upper half over its id + 1 (0: empty).  The upper
+ * half also gives the slot's home, so an index grows from its slots
+ * alone, and a probe reads a key only when the halves agree.  The keys
+ * live with their owner (keytab's bytes, a stack table's entries, a view's
+ * frames).  Plain C.
+ */
+#ifndef LUAPERF_SLOTS_H
+#define LUAPERF_SLOTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define SLOTS_TAG(h) ((h) & UINT64_C(0xffffffff00000000))
+#define SLOTS_HOME(h, n) ((size_t)((h) >> 32) & ((n) - 1))
+
+/* Twice as many slots (1024 for none), each put again at its home; the
+ * old array freed.  0, or -ENOMEM with *slots untouched. */
+int slots__grow(uint64_t **slots, size_t *nslots);
+
+#endif
