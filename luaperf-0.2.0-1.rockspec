@@ -39,6 +39,7 @@ build = {
             "csrc/core/base/bigmem.c",
             "csrc/core/base/keytab.c",
             "csrc/core/base/perf_sys.c",
+            "csrc/core/base/slots.c",
             "csrc/core/base/u64map.c",
             "csrc/core/count/counter.c",
             "csrc/core/count/syscount.c",
