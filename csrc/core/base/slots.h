@@ -15,6 +15,14 @@
 #define SLOTS_TAG(h) ((h) & UINT64_C(0xffffffff00000000))
 #define SLOTS_HOME(h, n) ((size_t)((h) >> 32) & ((n) - 1))
 
+/* One step of a key's hash over its words (multiply, xorshift): the
+ * upper half must vary, it places the slot. */
+static inline uint64_t slots__mix(uint64_t h, uint64_t v)
+{
+	h = (h ^ v) * UINT64_C(0x9e3779b97f4a7c15);
+	return h ^ (h >> 29);
+}
+
 /* Twice as many slots (1024 for none), each put again at its home; the
  * old array freed.  0, or -ENOMEM with *slots untouched. */
 int slots__grow(uint64_t **slots, size_t *nslots);

@@ -407,19 +407,13 @@ int profview__anon_path(const char *p)
 /* by_symbol: what a report reads of a frame (pvreport.c) tells symbols
  * apart: a named symbol's kind, object, name and start; an unnamed
  * address's kind, object, place in its mapping and raw address. */
-static uint64_t symbol_mix(uint64_t h, uint64_t v)
-{
-	h = (h ^ v) * UINT64_C(0x9e3779b97f4a7c15);
-	return h ^ (h >> 29);
-}
-
 static uint64_t symbol_hash(const struct pv_frame *f)
 {
-	uint64_t h = symbol_mix((uint64_t)f->kind << 32 | f->dso, f->name);
+	uint64_t h = slots__mix((uint64_t)f->kind << 32 | f->dso, f->name);
 
 	if (f->has_offset)
-		return symbol_mix(h, f->sym_start);
-	return symbol_mix(symbol_mix(h ^ UINT64_C(1) << 63, f->rel ^ (uint64_t)f->has_rel << 62),
+		return slots__mix(h, f->sym_start);
+	return slots__mix(slots__mix(h ^ UINT64_C(1) << 63, f->rel ^ (uint64_t)f->has_rel << 62),
 			  f->addr);
 }
 

@@ -172,10 +172,8 @@ static uint64_t parts_hash(const uint64_t *parts, unsigned n)
 	uint64_t h = n;
 	unsigned i;
 
-	for (i = 0; i < n; i++) {
-		h = (h ^ parts[i]) * UINT64_C(0x9e3779b97f4a7c15);
-		h ^= h >> 29;
-	}
+	for (i = 0; i < n; i++)
+		h = slots__mix(h, parts[i]);
 	return h;
 }
 
