@@ -1294,7 +1294,10 @@ void stacktab__set_leaf_frame(struct stacktab *st,
 
 /* Entries that became equal (their leaves made frames, their threads
  * dropped) become one, first come first; the comm objects of folded
- * entries (pid and tid -1) are taken by name. */
+ * entries (pid and tid -1) are taken by name.  The index is made anew for
+ * the entries kept, growing with them: a system-wide file's leaves fold
+ * several to one, and an index the size of the pass's would be probed at
+ * random over megabytes. */
 static int fold(struct stacktab *st)
 {
 	uint32_t *first, *canon;
@@ -1303,12 +1306,11 @@ static int fold(struct stacktab *st)
 
 	first = calloc(st->nnames ? st->nnames : 1, sizeof *first);
 	canon = malloc((st->ncobj ? st->ncobj : 1) * sizeof *canon);
-	if (!first || !canon || (!st->slots && new_slots(st, st->nr))) {
+	if (!first || !canon || new_slots(st, 0)) {
 		free(first);
 		free(canon);
 		return -ENOMEM;
 	}
-	memset(st->slots, 0, st->nslots * sizeof *st->slots);
 	/* comm objects of one name (names are interned) -> the first of them */
 	for (c = 1; c <= st->ncobj; c++) {
 		uint32_t name = st->cobj[c - 1];
@@ -1350,6 +1352,14 @@ static int fold(struct stacktab *st)
 				       STACKTAB_MAX_WEIGHTS * sizeof *st->w);
 		}
 		st->slots[j] = SLOTS_TAG(h) | ++n;
+		if (n * 2 > st->nslots && slots__grow(&st->slots, &st->nslots)) {
+			/* the table is half folded: its first n stacks alone */
+			st->nr = n;
+			st->last = 0;
+			free(first);
+			free(canon);
+			return -ENOMEM;
+		}
 	}
 	if (st->w && n < st->nr)
 		memset(st->w + n * STACKTAB_MAX_WEIGHTS, 0,

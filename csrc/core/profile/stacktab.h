@@ -229,7 +229,8 @@ void stacktab__set_leaf_frame(struct stacktab *st,
  * thread of one name share an entry (reports by command, object or
  * symbol: perf, too, merges them); what the threads were still counts for
  * one thing, stacktab__comm_width.  Call it when names are final (a comm
- * object is renamed when its thread's first COMM comes).  0 or -errno.
+ * object is renamed when its thread's first COMM comes).  0 or -errno (then
+ * the table is part folded: drop it).
  */
 int stacktab__fold_leaves(struct stacktab *st,
 			  int (*fn)(void *arg, const struct stacktab_place *place,
