@@ -935,9 +935,14 @@ static int graph_node(struct pvgraph *g, uint32_t name, uint32_t *id)
 	return 0;
 }
 
-/* The edges of the trees being built: (parent node, name) -> node, with
- * a small direct-mapped memo in front (a few hundred KB, in cache): the
- * stacks under one row repeat their chains, and the map is megabytes. */
+/* The edges of the trees being built: a node's kids are found in its list
+ * while it has at most LIST_KIDS of them (nearly all nodes: a system-wide
+ * file's children graphs have millions of nodes, nine in ten with one
+ * kid), then in a map, (parent node, name) -> node, which thus holds a
+ * few percent of the edges.  A small direct-mapped memo (a few hundred
+ * KB, in cache) is in front of both: the stacks under one row repeat
+ * their chains. */
+#define LIST_KIDS 8
 #define EDGE_MEMO 16384
 struct edge_memo {
 	uint64_t key;
@@ -949,37 +954,63 @@ struct edges {
 	struct edge_memo *memo;
 };
 
+/* A new kid of parent named name, linked first in its list (kids: the
+ * first, sib: the next; sorted at the end anyway).  When the list grows
+ * past LIST_KIDS, its kids go into the map. */
+static int new_kid(struct pvgraph *g, struct edges *edges, uint32_t parent, uint32_t name,
+		   uint32_t *out)
+{
+	uint32_t id, c, k;
+	int added, rc;
+
+	if ((rc = graph_node(g, name, &id)))
+		return rc;
+	g->sib[id] = g->nodes[parent].nkids ? g->nodes[parent].kids : UINT32_MAX;
+	g->nodes[parent].kids = id;
+	if (++g->nodes[parent].nkids == LIST_KIDS + 1)
+		for (k = 0, c = id; k < LIST_KIDS + 1; k++, c = g->sib[c])
+			if (!u64map__insert(&edges->map, (uint64_t)parent << 32 | g->nodes[c].name, c,
+					    &added))
+				return -ENOMEM;
+	*out = id;
+	return 0;
+}
+
 /* The kid of parent named name, made when new. */
 static int graph_kid(struct pvgraph *g, struct edges *edges, uint32_t parent,
 		     uint32_t name, uint32_t *out)
 {
 	uint64_t key = (uint64_t)parent << 32 | name;
 	struct edge_memo *m = &edges->memo[u64map__hash(key) & (EDGE_MEMO - 1)];
+	uint32_t node = UINT32_MAX, *slot;
 	int added, rc;
-	uint32_t *slot;
 
 	if (m->used && m->key == key) {
 		*out = m->node;
 		return 0;
 	}
-	slot = u64map__insert(&edges->map, key, 0, &added);
-	if (!slot)
-		return -ENOMEM;
-	if (added) {
-		uint32_t id;
-		if ((rc = graph_node(g, name, &id)))
+	if (g->nodes[parent].nkids <= LIST_KIDS) {
+		uint32_t c = g->nodes[parent].kids, k;
+		for (k = 0; k < g->nodes[parent].nkids; k++, c = g->sib[c])
+			if (g->nodes[c].name == name) {
+				node = c;
+				break;
+			}
+		if (node == UINT32_MAX && (rc = new_kid(g, edges, parent, name, &node)))
 			return rc;
-		*slot = id;
-		/* kids linked newest first (kids: the first, sib: the next);
-		 * sorted at the end anyway */
-		g->sib[id] = g->nodes[parent].nkids ? g->nodes[parent].kids : UINT32_MAX;
-		g->nodes[parent].kids = id;
-		g->nodes[parent].nkids++;
+	} else {
+		if (!(slot = u64map__insert(&edges->map, key, 0, &added)))
+			return -ENOMEM;
+		/* (new_kid leaves the map alone here: the list went past
+		 * LIST_KIDS before) */
+		if (added && (rc = new_kid(g, edges, parent, name, slot)))
+			return rc;
+		node = *slot;
 	}
 	m->key = key;
-	m->node = *slot;
+	m->node = node;
 	m->used = 1;
-	*out = *slot;
+	*out = node;
 	return 0;
 }
 
@@ -1011,6 +1042,25 @@ struct lcp {
 	int has;
 };
 
+/* A frame's tree among the wanted ones (want's id), found once per frame:
+ * a stack's every frame asks, and a keytab probe is a hash, a compare and
+ * two cache misses.  The memo's words: WANT_UNSET until asked, then the
+ * id or WANT_NONE. */
+#define WANT_UNSET UINT32_MAX
+#define WANT_NONE (UINT32_MAX - 1)
+
+static uint32_t frame_want(const struct profview *pv, struct keytab *want, uint32_t *memo,
+			   uint32_t id)
+{
+	if (memo[id] == WANT_UNSET) {
+		const struct pv_frame *f = profview__frame(pv, id);
+		struct sym_key k = sym_key_of(f, f->symname, f->kind);
+		uint32_t wi;
+		memo[id] = keytab__find(want, &k, sizeof k, &wi) ? WANT_NONE : wi;
+	}
+	return memo[id];
+}
+
 /* (The call graphs read the chains as they are: a chain perf discards adds
  * no path, as in perf's callchain_append, though its own ip counts in its
  * row.) */
@@ -1020,7 +1070,7 @@ int pvgraph__new(struct profview *pv, const struct pvreport_opts *o,
 	struct pvgraph *g = calloc(1, sizeof *g);
 	struct keytab *want = keytab__new();
 	struct edges edges;
-	uint32_t *uniq = NULL;
+	uint32_t *uniq = NULL, *wants = NULL;
 	uint64_t *rootw = NULL;
 	struct lcp *lcp = NULL;
 	size_t *stamp = NULL, ns = profview__nstacks(pv), i, at, nu;
@@ -1048,10 +1098,12 @@ int pvgraph__new(struct profview *pv, const struct pvreport_opts *o,
 	g->cap = 1024;
 	/* rows that share a symbol (other commands, objects) share its tree:
 	 * uniq[id] is the root of want's id-th key */
-	if (!(uniq = calloc(n ? n : 1, sizeof *uniq))) {
+	if (!(uniq = calloc(n ? n : 1, sizeof *uniq)) ||
+	    !(wants = bigmem__malloc((profview__nframes(pv) + 1) * sizeof *wants))) {
 		rc = -ENOMEM;
 		goto done;
 	}
+	memset(wants, 0xff, (profview__nframes(pv) + 1) * sizeof *wants);   /* WANT_UNSET */
 	for (i = 0; i < n && !rc; i++) {
 		struct sym_key k = sym_key_of(keys[i].frame == PV_NONE ? NULL :
 					      profview__frame(pv, keys[i].frame),
@@ -1091,13 +1143,11 @@ int pvgraph__new(struct profview *pv, const struct pvreport_opts *o,
 			from = o->children ? 0 : (long)nf - 1;
 			to = (long)nf;
 			for (j = from; j < to && !rc; j++) {
-				const struct pv_frame *f = profview__frame(pv, ids[j]);
-				struct sym_key k = sym_key_of(f, f->symname, f->kind);
-				uint32_t wi, node;
+				uint32_t wi = frame_want(pv, want, wants, ids[j]), node;
 				long m, start = o->children ? (j == (long)nf - 1 ? 0 : j) : 0;
 				unsigned len = o->children ? (unsigned)((long)nf - start) : nf, c;
 
-				if (keytab__find(want, &k, sizeof k, &wi) || stamp[wi] == i + 1)
+				if (wi == WANT_NONE || stamp[wi] == i + 1)
 					continue;
 				stamp[wi] = i + 1;
 				if (pass == 0) {
@@ -1187,6 +1237,7 @@ int pvgraph__new(struct profview *pv, const struct pvreport_opts *o,
 	g->sib = NULL;
 done:
 	free(uniq);
+	bigmem__free(wants);
 	free(stamp);
 	free(rootw);
 	free(lcp);
