@@ -13,6 +13,7 @@
 
 #include "base/bigmem.h"
 #include "base/keytab.h"
+#include "base/slots.h"
 #include "base/u64map.h"
 
 #define CHECK(c) do { if (!(c)) { printf("FAIL %s:%d %s\n", __FILE__, __LINE__, #c); exit(1); } } while (0)
@@ -107,6 +108,56 @@ int main(void)
 	CHECK(u64map__find(&m, word(3000001)) == NULL);
 	printf("u64map=ok slots=%zu mapped=%d\n", m.nslots, bigmem__mapped(m.slots));
 	u64map__exit(&m);
+
+	/* slots__grow in place: indexes up to half full, their homes bunched
+	 * at the top so runs go round the end, grown five times each; every
+	 * slot found from its home after each growth, none lost */
+	{
+		uint64_t seed = 88172645463325252u;
+		size_t t, trials = 0;
+		for (t = 0; t < 3000; t++) {
+			size_t ns = (size_t)16 << (t % 5), k, fill, g;
+			uint64_t *sl = bigmem__calloc(ns, sizeof *sl), sum = 0;
+			CHECK(sl != NULL);
+			fill = ns / 2 - (t % 3);
+			for (k = 0; k < fill; k++) {
+				uint64_t top, v;
+				size_t j;
+				seed ^= seed << 13; seed ^= seed >> 7; seed ^= seed << 17;
+				/* high bits all ones but a few, and one of bits 4-15
+				 * cleared half the time: homes near the end of the old
+				 * size, in the top or the bottom half of the new one;
+				 * one in four anywhere */
+				top = (seed & 3) ? UINT32_MAX - (seed >> 40 & 15) : seed >> 32;
+				if ((seed & 3) && (seed >> 8 & 1))
+					top &= ~(UINT64_C(1) << (4 + (seed >> 12) % 12));
+				v = top << 32 | (k + 1);
+				for (j = SLOTS_HOME(v, ns); sl[j]; j = (j + 1) & (ns - 1))
+					;
+				sl[j] = v;
+				sum += v;
+			}
+			for (g = 0; g < 5; g++) {
+				size_t i, found = 0;
+				uint64_t got = 0;
+				CHECK(slots__grow(&sl, &ns) == 0);
+				for (i = 0; i < ns; i++) {
+					size_t j;
+					if (!sl[i])
+						continue;
+					found++;
+					got += sl[i];
+					for (j = SLOTS_HOME(sl[i], ns); sl[j] && sl[j] != sl[i]; j = (j + 1) & (ns - 1))
+						;
+					CHECK(sl[j] == sl[i]);
+				}
+				CHECK(found == fill && got == sum);
+			}
+			bigmem__free(sl);
+			trials++;
+		}
+		printf("slots=ok trials=%zu\n", trials);
+	}
 
 	/* keytab: 1M strings */
 	kt = keytab__new();

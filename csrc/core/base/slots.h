@@ -23,8 +23,9 @@ static inline uint64_t slots__mix(uint64_t h, uint64_t v)
 	return h ^ (h >> 29);
 }
 
-/* Twice as many slots (1024 for none), each put again at its home; the
- * old array freed.  0, or -ENOMEM with *slots untouched. */
+/* Twice as many slots (1024 for none), each put again at its home, in
+ * the same array grown (bigmem__realloc).  0, or -ENOMEM with *slots
+ * untouched. */
 int slots__grow(uint64_t **slots, size_t *nslots);
 
 #endif
