@@ -24,8 +24,16 @@ static inline uint64_t slots__mix(uint64_t h, uint64_t v)
 }
 
 /* Twice as many slots (1024 for none), each put again at its home, in
- * the same array grown (bigmem__realloc).  0, or -ENOMEM with *slots
+ * the same array grown (slots__double).  0, or -ENOMEM with *slots
  * untouched. */
 int slots__grow(uint64_t **slots, size_t *nslots);
+
+/* Doubles in place any linear-probing table (a bigmem block) of *n
+ * entries, a power of two with at least one empty, of size bytes each (at
+ * most 32), the empty ones all zero bytes, an entry's home in n entries
+ * hash(entry) & (n - 1): the array grown by bigmem__realloc, every entry
+ * put again.  0; -ENOMEM, or -EINVAL when the table is not such a one,
+ * with *table and *n untouched. */
+int slots__double(void **table, size_t *n, size_t size, uint64_t (*hash)(const void *entry));
 
 #endif

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include "base/u64map.h"
 #include "base/bigmem.h"
+#include "base/slots.h"
 
 void u64map__exit(struct u64map *m)
 {
@@ -9,24 +10,24 @@ void u64map__exit(struct u64map *m)
 	u64map__init(m);
 }
 
+static uint64_t slot_hash(const void *entry)
+{
+	return u64map__hash(((const struct u64map_slot *)entry)->key);
+}
+
 static int grow(struct u64map *m)
 {
-	size_t n = m->nslots ? m->nslots * 2 : 256, i;
-	struct u64map_slot *s = bigmem__calloc(n, sizeof *s);
+	void *t = m->slots;
 
-	if (!s)
-		return -1;
-	for (i = 0; i < m->nslots; i++) {
-		size_t j;
-		if (!m->slots[i].used)
-			continue;
-		for (j = u64map__hash(m->slots[i].key) & (n - 1); s[j].used; j = (j + 1) & (n - 1))
-			;
-		s[j] = m->slots[i];
+	if (!m->nslots) {
+		if (!(m->slots = bigmem__calloc(256, sizeof *m->slots)))
+			return -1;
+		m->nslots = 256;
+		return 0;
 	}
-	bigmem__free(m->slots);
-	m->slots = s;
-	m->nslots = n;
+	if (slots__double(&t, &m->nslots, sizeof *m->slots, slot_hash))
+		return -1;
+	m->slots = t;
 	return 0;
 }
 

@@ -658,30 +658,31 @@ struct addr_map {
 	size_t n, nslots;
 };
 
-static size_t addr_home(uint64_t addr, uint32_t sid1, size_t nslots)
+static uint64_t addr_hash(uint64_t addr, uint32_t sid1)
 {
-	return u64map__hash(addr ^ ((uint64_t)sid1 * UINT64_C(0x9e3779b97f4a7c15))) & (nslots - 1);
+	return u64map__hash(addr ^ ((uint64_t)sid1 * UINT64_C(0x9e3779b97f4a7c15)));
+}
+
+static uint64_t addr_slot_hash(const void *entry)
+{
+	const struct addr_slot *s = entry;
+
+	return addr_hash(s->addr, s->sid1);
 }
 
 static int addr_grow(struct addr_map *m)
 {
-	size_t n = m->nslots ? m->nslots * 2 : 4096, i;
-	struct addr_slot *s = bigmem__calloc(n, sizeof *s);
+	void *t = m->slots;
 
-	if (!s)
-		return -ENOMEM;
-	for (i = 0; i < m->nslots; i++) {
-		const struct addr_slot *o = &m->slots[i];
-		size_t j;
-		if (!o->sid1)
-			continue;
-		for (j = addr_home(o->addr, o->sid1, n); s[j].sid1; j = (j + 1) & (n - 1))
-			;
-		s[j] = *o;
+	if (!m->nslots) {
+		if (!(m->slots = bigmem__calloc(4096, sizeof *m->slots)))
+			return -ENOMEM;
+		m->nslots = 4096;
+		return 0;
 	}
-	bigmem__free(m->slots);
-	m->slots = s;
-	m->nslots = n;
+	if (slots__double(&t, &m->nslots, sizeof *m->slots, addr_slot_hash))
+		return -ENOMEM;
+	m->slots = t;
 	return 0;
 }
 
@@ -697,7 +698,8 @@ static int addr_insert(struct addr_map *m, size_t sid, uint64_t addr, uint32_t i
 	 * it is built (16 bytes a distinct address) */
 	if (4 * (m->n + 1) > 3 * m->nslots && addr_grow(m))
 		return -ENOMEM;
-	for (j = addr_home(addr, sid1, m->nslots); m->slots[j].sid1; j = (j + 1) & (m->nslots - 1))
+	for (j = addr_hash(addr, sid1) & (m->nslots - 1); m->slots[j].sid1;
+	     j = (j + 1) & (m->nslots - 1))
 		if (m->slots[j].addr == addr && m->slots[j].sid1 == sid1) {
 			*out = m->slots[j].id;
 			return 0;
