@@ -481,6 +481,8 @@ int kspace__lookup(struct kspace *k, struct dso_cache *dsos, uint64_t addr,
 
 	memset(hit, 0, sizeof(*hit));
 	k->why[0] = '\0';
+	k->miss = KMISS_NONE;
+	k->miss_addr = addr;
 	if (mapped) {
 		struct kmodule *m;
 		hit->dso = mapped_object(k, addr, &m);
@@ -495,14 +497,13 @@ int kspace__lookup(struct kspace *k, struct dso_cache *dsos, uint64_t addr,
 				hit->end = ks.end;
 				return 0;
 			}
-			snprintf(k->why, sizeof(k->why), "no symbol of %s at 0x%" PRIx64,
-				 hit->dso, addr);
+			k->miss = KMISS_MODULE;
+			k->miss_dso = hit->dso;
 			return -ENOENT;
 		}
 		/* start > end: a map that wrapped holds nothing, as in perf */
 		if (hit->dso == NULL) {
-			snprintf(k->why, sizeof(k->why),
-				 "0x%" PRIx64 " is in no kernel map of the recording", addr);
+			k->miss = KMISS_NO_MAP;
 			return -ENOENT;
 		}
 	}
@@ -513,8 +514,8 @@ int kspace__lookup(struct kspace *k, struct dso_cache *dsos, uint64_t addr,
 	if (k->vmlinux != NULL) {
 		const struct symtab_sym *s = symtab__find(&k->vmlinux->syms, addr + k->delta);
 		if (s == NULL) {
-			snprintf(k->why, sizeof(k->why), "no symbol in %s at 0x%" PRIx64, k->src,
-				 addr + k->delta);
+			k->miss = KMISS_SRC;
+			k->miss_addr = addr + k->delta;
 			return -ENOENT;
 		}
 		hit->name = symtab__name(&k->vmlinux->syms, s);
@@ -524,12 +525,12 @@ int kspace__lookup(struct kspace *k, struct dso_cache *dsos, uint64_t addr,
 	}
 	rc = kallsyms__find(&k->ks, addr + k->delta, &ks);
 	if (rc == -ENOMEM) {
-		snprintf(k->why, sizeof(k->why), "out of memory");
+		k->miss = KMISS_NOMEM;
 		return -ENOENT;
 	}
 	/* a recording's kernel map holds the kernel's symbols, not modules' */
 	if (rc < 0 || (mapped && ks.module)) {
-		snprintf(k->why, sizeof(k->why), "no kernel symbol at 0x%" PRIx64, addr);
+		k->miss = KMISS_KERNEL;
 		return -ENOENT;
 	}
 	if (!mapped)
@@ -538,4 +539,32 @@ int kspace__lookup(struct kspace *k, struct dso_cache *dsos, uint64_t addr,
 	hit->start = ks.start - k->delta;
 	hit->end = ks.end - k->delta;
 	return 0;
+}
+
+const char *kspace__why(struct kspace *k)
+{
+	switch (k->miss) {
+	case KMISS_MODULE:
+		snprintf(k->why, sizeof(k->why), "no symbol of %s at 0x%" PRIx64, k->miss_dso,
+			 k->miss_addr);
+		break;
+	case KMISS_NO_MAP:
+		snprintf(k->why, sizeof(k->why), "0x%" PRIx64 " is in no kernel map of the recording",
+			 k->miss_addr);
+		break;
+	case KMISS_SRC:
+		snprintf(k->why, sizeof(k->why), "no symbol in %s at 0x%" PRIx64, k->src,
+			 k->miss_addr);
+		break;
+	case KMISS_NOMEM:
+		snprintf(k->why, sizeof(k->why), "out of memory");
+		break;
+	case KMISS_KERNEL:
+		snprintf(k->why, sizeof(k->why), "no kernel symbol at 0x%" PRIx64, k->miss_addr);
+		break;
+	default:
+		break;
+	}
+	k->miss = KMISS_NONE;
+	return k->why;
 }

@@ -54,7 +54,14 @@ struct kspace {
 	uint64_t delta;               /* recorded address + delta = address in src */
 	int hidden;                   /* src shows every address as 0 */
 	char why[512];                /* why the last lookup found nothing */
+	/* The last lookup's miss, spelt out only when asked (kspace__why): a
+	 * view of a system-wide file misses hundreds of thousands of times. */
+	int miss;                     /* enum kspace_miss */
+	uint64_t miss_addr;
+	const char *miss_dso;
 };
+
+enum kspace_miss { KMISS_NONE, KMISS_MODULE, KMISS_NO_MAP, KMISS_SRC, KMISS_NOMEM, KMISS_KERNEL };
 
 /* A kernel address looked up: the symbol (name NULL: none) and its object. */
 struct kspace_hit {
@@ -81,7 +88,7 @@ const char *kspace__object(struct kspace *k, struct dso_cache *dsos, uint64_t ad
 
 /*
  * Looks addr up: 0 and a symbol, or -ENOENT with hit->dso still naming the
- * map when there is one, and k->why saying why there is no symbol.
+ * map when there is one, and kspace__why saying why there is no symbol.
  */
 int kspace__lookup(struct kspace *k, struct dso_cache *dsos, uint64_t addr,
 		   struct kspace_hit *hit);
@@ -92,5 +99,9 @@ int kspace__lookup(struct kspace *k, struct dso_cache *dsos, uint64_t addr,
  * name.  *kmod: whether it is a module.  Malloc'ed; NULL: out of memory.
  */
 char *kspace__module_name(const char *path, int *kmod);
+
+/* Why the last lookup found nothing ("" when it did): k->why, the miss
+ * written into it now. */
+const char *kspace__why(struct kspace *k);
 
 #endif

@@ -35,6 +35,15 @@ struct symbolizer {
 	struct kspace kernel;
 	char perfmap_dir[256];
 	char err[512];
+	/* A resolve's miss, spelt out into err only when asked
+	 * (symbolizer__last_error): a view of a system-wide file misses
+	 * hundreds of thousands of addresses, and a message each was a tenth
+	 * of its time.  ERR_TEXT: err says it. */
+	enum { ERR_TEXT, ERR_KERNEL, ERR_WARNING, ERR_NO_SYMBOL, ERR_OUTSIDE, ERR_JIT_PID,
+	       ERR_JIT_MAP } err_kind;
+	const char *err_path;         /* an object's, or ERR_JIT_PID's reason */
+	uint64_t err_addr;
+	uint32_t err_pid;
 	char warning[512];
 	int warning_state;            /* 0: none, 1: pending, 2: taken */
 	struct addrspace *last;       /* the pid asked last */
@@ -118,9 +127,43 @@ void symbolizer__delete(struct symbolizer *s)
 	free(s);
 }
 
-const char *symbolizer__last_error(const struct symbolizer *s)
+const char *symbolizer__last_error(struct symbolizer *s)
 {
+	switch (s->err_kind) {
+	case ERR_KERNEL:
+		snprintf(s->err, sizeof(s->err), "%s", kspace__why(&s->kernel));
+		break;
+	case ERR_WARNING:
+		snprintf(s->err, sizeof(s->err), "%s", s->warning);
+		break;
+	case ERR_NO_SYMBOL:
+		snprintf(s->err, sizeof(s->err), "no symbol in %s at 0x%" PRIx64, s->err_path,
+			 s->err_addr);
+		break;
+	case ERR_OUTSIDE:
+		snprintf(s->err, sizeof(s->err), "0x%" PRIx64 " is outside the segments of %s",
+			 s->err_addr, s->err_path);
+		break;
+	case ERR_JIT_PID:
+		snprintf(s->err, sizeof(s->err), "no symbol at 0x%" PRIx64 " in pid %u: %s",
+			 s->err_addr, (unsigned)s->err_pid, s->err_path);
+		break;
+	case ERR_JIT_MAP:
+		snprintf(s->err, sizeof(s->err), "no symbol at 0x%" PRIx64 " in %s/perf-%u.map",
+			 s->err_addr, s->perfmap_dir, (unsigned)s->err_pid);
+		break;
+	case ERR_TEXT:
+		break;
+	}
+	s->err_kind = ERR_TEXT;
 	return s->err;
+}
+
+/* No error (yet) for the call starting. */
+static void err_clear(struct symbolizer *s)
+{
+	s->err[0] = '\0';
+	s->err_kind = ERR_TEXT;
 }
 
 const char *symbolizer__take_warning(struct symbolizer *s)
@@ -333,6 +376,7 @@ int symbolizer__load_proc(struct symbolizer *s, uint32_t pid)
 	if (f == NULL) {
 		rc = errno == ENOENT ? -ESRCH : -errno;
 		snprintf(s->err, sizeof(s->err), "cannot read %s: %s", path, strerror(-rc));
+		s->err_kind = ERR_TEXT;
 		return rc;
 	}
 	as = addrspaces__get(&s->as, pid, 1);
@@ -720,10 +764,10 @@ int symbolizer__find_kernel_map(struct symbolizer *s, uint64_t addr, const char 
 {
 	struct kspace_hit h;
 
-	s->err[0] = '\0';
+	err_clear(s);
 	kspace__lookup(&s->kernel, s->dsos, addr, &h);
 	if (h.dso == NULL)
-		snprintf(s->err, sizeof(s->err), "%s", s->kernel.why);
+		s->err_kind = ERR_KERNEL;
 	*dso = h.dso;
 	return h.dso != NULL ? 0 : -ENOENT;
 }
@@ -739,9 +783,9 @@ static int resolve_kernel(struct symbolizer *s, uint64_t addr, struct sym_result
 	if (rc < 0) {
 		if (s->kernel.hidden) {
 			warn_hidden(s);
-			snprintf(s->err, sizeof(s->err), "%s", s->warning);
+			s->err_kind = ERR_WARNING;
 		} else {
-			snprintf(s->err, sizeof(s->err), "%s", s->kernel.why);
+			s->err_kind = ERR_KERNEL;
 		}
 		return -ENOENT;
 	}
@@ -779,8 +823,10 @@ static int resolve_jit(struct symbolizer *s, struct addrspace *as, uint64_t addr
 	sym = pm->state == 1 ? (struct symtab_sym *)symtab__find(&pm->syms, addr) : NULL;
 	/* A recording's map was written before it is read: read it once. */
 	if (sym == NULL && s->offline && pm->state != 0) {
-		snprintf(s->err, sizeof(s->err), "no symbol at 0x%" PRIx64 " in pid %u: %s",
-			 addr, (unsigned)as->pid, pm->state == 1 ? "not in its perf map" : pm->why);
+		s->err_kind = ERR_JIT_PID;
+		s->err_addr = addr;
+		s->err_pid = as->pid;
+		s->err_path = pm->state == 1 ? "not in its perf map" : pm->why;
 		return -ENOENT;
 	}
 	if (sym == NULL) {
@@ -789,15 +835,18 @@ static int resolve_jit(struct symbolizer *s, struct addrspace *as, uint64_t addr
 		rc = perfmap__refresh(pm, s->perfmap_dir, as->pid,
 				      s->offline ? (uid_t)-1 : process_uid(as->pid));
 		if (rc < 0) {
-			snprintf(s->err, sizeof(s->err), "no symbol at 0x%" PRIx64 " in pid %u: %s",
-				 addr, (unsigned)as->pid, pm->why);
+			s->err_kind = ERR_JIT_PID;
+			s->err_addr = addr;
+			s->err_pid = as->pid;
+			s->err_path = pm->why;
 			return -ENOENT;
 		}
 		sym = (struct symtab_sym *)symtab__find(&pm->syms, addr);
 	}
 	if (sym == NULL) {
-		snprintf(s->err, sizeof(s->err), "no symbol at 0x%" PRIx64 " in %s/perf-%u.map",
-			 addr, s->perfmap_dir, (unsigned)as->pid);
+		s->err_kind = ERR_JIT_MAP;
+		s->err_addr = addr;
+		s->err_pid = as->pid;
 		return -ENOENT;
 	}
 	out->kind = SYM_KIND_JIT;
@@ -880,6 +929,7 @@ static int resolve_one(struct symbolizer *s, uint32_t pid, uint32_t gen, uint64_
 		snprintf(s->err, sizeof(s->err),
 			 "no maps for pid %u (feed its MMAP records or load /proc/%u/maps)",
 			 (unsigned)pid, (unsigned)pid);
+		s->err_kind = ERR_TEXT;
 		return -ENOENT;
 	}
 	m = addrspace__find_at(as, addr, gen);
@@ -890,6 +940,7 @@ static int resolve_one(struct symbolizer *s, uint32_t pid, uint32_t gen, uint64_
 	if (d == NULL) {
 		snprintf(s->err, sizeof(s->err), "cannot read %s: %s", m->path,
 			 strerror(-m->dso_err));
+		s->err_kind = ERR_TEXT;
 		return -ENOENT;
 	}
 	out->kind = d->is_vdso ? SYM_KIND_VDSO : SYM_KIND_USER;
@@ -898,8 +949,9 @@ static int resolve_one(struct symbolizer *s, uint32_t pid, uint32_t gen, uint64_
 	else
 		map_bid_hex(m, out->build_id);
 	if (dso__offset_to_vaddr(d, addr - m->start + m->pgoff, &vaddr) < 0) {
-		snprintf(s->err, sizeof(s->err), "0x%" PRIx64 " is outside the segments of %s",
-			 addr, m->path);
+		s->err_kind = ERR_OUTSIDE;
+		s->err_path = m->path;
+		s->err_addr = addr;
 		return -ENOENT;
 	}
 	out->dso_addr = vaddr;
@@ -907,7 +959,9 @@ static int resolve_one(struct symbolizer *s, uint32_t pid, uint32_t gen, uint64_
 	if (flags & (SYM_LINES | SYM_INLINES))
 		add_lines(s, d, vaddr, flags, out);
 	if (sym == NULL) {
-		snprintf(s->err, sizeof(s->err), "no symbol in %s at 0x%" PRIx64, m->path, vaddr);
+		s->err_kind = ERR_NO_SYMBOL;
+		s->err_path = m->path;
+		s->err_addr = vaddr;
 		return -ENOENT;
 	}
 	out->raw_name = symtab__name(&d->syms, sym);
@@ -939,7 +993,7 @@ int symbolizer__resolve_at(struct symbolizer *s, uint32_t pid, uint32_t gen, uin
 {
 	int rc;
 
-	s->err[0] = '\0';
+	err_clear(s);
 	s->inl_n = 0;
 	rc = resolve_one(s, pid, gen, addr, flags, out);
 	fix_inlines(s, out, 1);
@@ -959,7 +1013,7 @@ size_t symbolizer__resolve_many_at(struct symbolizer *s, uint32_t pid, uint32_t 
 {
 	size_t i, ok = 0;
 
-	s->err[0] = '\0';
+	err_clear(s);
 	s->inl_n = 0;
 	for (i = 0; i < n; i++) {
 		int rc = resolve_one(s, pid, gen, addrs[i], flags, &out[i]);

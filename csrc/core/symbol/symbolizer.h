@@ -230,7 +230,7 @@ size_t symbolizer__resolve_many_at(struct symbolizer *sym, uint32_t pid, uint32_
 				   struct sym_result *out, int *errs);
 
 /* Why the last resolve/load failed, "" when it did not. */
-const char *symbolizer__last_error(const struct symbolizer *sym);
+const char *symbolizer__last_error(struct symbolizer *sym);
 
 /*
  * A warning the caller should show the user (kptr_restrict hides kernel
