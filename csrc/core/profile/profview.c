@@ -517,6 +517,13 @@ static int resolve_addr(struct profview *pv, const struct profview_opts *o, int6
 			const char *dso;
 			if (symbolizer__find_kernel_map(o->sym, a->addr, &dso) == 0)
 				f->dso = intern_sym(pv, dso, &rc);
+		} else if (r.in_file_map && r.dso && !profview__anon_path(r.dso)) {
+			/* the mapping the resolve found: not looked up again */
+			f->dso = intern_sym(pv, r.dso, &rc);
+			if (a->addr >= r.map_start) {
+				f->rel = a->addr - r.map_start + r.map_pgoff;
+				f->has_rel = 1;
+			}
 		} else {
 			struct sym_map m;
 			if (symbolizer__find_map_at(o->sym, pid, gen, a->addr, &m) == 0) {

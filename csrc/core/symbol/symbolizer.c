@@ -936,6 +936,9 @@ static int resolve_one(struct symbolizer *s, uint32_t pid, uint32_t gen, uint64_
 	if (m == NULL || m->kind == MAP_ANON)
 		return resolve_jit(s, as, addr, out);
 	out->dso = m->path;
+	out->in_file_map = 1;
+	out->map_start = m->start;
+	out->map_pgoff = m->pgoff;
 	d = bind_dso(s, pid, m);
 	if (d == NULL) {
 		snprintf(s->err, sizeof(s->err), "cannot read %s: %s", m->path,

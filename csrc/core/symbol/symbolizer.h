@@ -182,6 +182,10 @@ struct sym_result {
 	const char *dso;              /* path of the mapping, "[kernel.kallsyms]",
 					 "[module]", "[vdso]", "/tmp/perf-N.map" */
 	uint64_t dso_addr;            /* addr in the ELF's own address space */
+	/* A user addr in a file's mapping, named or not: the mapping's start
+	 * and file offset (what symbolizer__find_map_at would say of them). */
+	int in_file_map;
+	uint64_t map_start, map_pgoff;
 	char build_id[41];            /* lowercase hex, "" when unknown */
 	const char *file;             /* SYM_LINES: source file, or NULL */
 	unsigned line;                /* (of addr itself: the innermost line) */
