@@ -83,6 +83,7 @@ build = {
             "csrc/core/symbol/dwarfline.c",
             "csrc/core/symbol/kallsyms.c",
             "csrc/core/symbol/kspace.c",
+            "csrc/core/symbol/miss.c",
             "csrc/core/symbol/perfmap.c",
             "csrc/core/symbol/symbolizer.c",
             "csrc/core/symbol/symfind.c",

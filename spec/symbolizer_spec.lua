@@ -323,6 +323,43 @@ describe("symbolizer", function()
     sym:close()
   end)
 
+  it("says why each address it cannot name has no symbol, the last miss's own reason", function()
+    local pid = run(dir .. "/pie")
+    local sym = perf.symbolizer()
+    assert.is_true(sym:load(pid))
+    local bias = load_bias(pid, dir .. "/pie")
+    local heap = util.read("/proc/" .. pid .. "/maps"):match("\n(%x+)%-%x+ [^\n]*%[heap%]")
+    -- code no symbol covers: the end of a function that no other symbol
+    -- starts at (alignment padding), as nm -S lists them
+    local nm = util.sh("nm -S " .. q(dir .. "/pie"))
+    local starts, gap = {}, nil
+    for a in nm:gmatch("(%x+) [%x ]* ?%a [^\n]+") do starts[tonumber(a, 16)] = true end
+    for a, size in nm:gmatch("(%x+) (%x+) [Tt] [^\n]+") do
+      local e = tonumber(a, 16) + tonumber(size, 16)
+      if not starts[e] and tonumber(size, 16) > 0 then gap = e break end
+    end
+    assert(gap, nm)
+    local function header()
+      local r, err = sym:resolve(pid, bias + gap)
+      assert.is_nil(r, r and r.name)
+      assert.are.equal(string.format("no symbol in %s/pie at 0x%x", dir, gap), err)
+    end
+    header()
+    if heap then   -- anonymous memory: JIT code named by a perf map, and there is none
+      local addr = tonumber(heap, 16) + 16
+      local r, err = sym:resolve(pid, addr)
+      assert.is_nil(r)
+      assert.are.equal(string.format("no symbol at 0x%x in pid %d: no /tmp/perf-%d.map", addr, pid,
+        pid), err)
+    end
+    header()
+    -- a name between two misses leaves no reason behind
+    local main = assert(nm:match("(%x+) %x+ T main\n"), nm)
+    assert.are.equal("main", assert(sym:resolve(pid, bias + tonumber(main, 16))).name)
+    header()
+    sym:close()
+  end)
+
   it("resolves a non-PIE executable like nm and addr2line", function()
     local pid = run(dir .. "/nopie")
     local sym = perf.symbolizer()

@@ -481,8 +481,8 @@ int kspace__lookup(struct kspace *k, struct dso_cache *dsos, uint64_t addr,
 
 	memset(hit, 0, sizeof(*hit));
 	k->why[0] = '\0';
-	k->miss = KMISS_NONE;
-	k->miss_addr = addr;
+	k->miss.kind = MISS_NONE;
+	k->miss.addr = addr;
 	if (mapped) {
 		struct kmodule *m;
 		hit->dso = mapped_object(k, addr, &m);
@@ -497,13 +497,13 @@ int kspace__lookup(struct kspace *k, struct dso_cache *dsos, uint64_t addr,
 				hit->end = ks.end;
 				return 0;
 			}
-			k->miss = KMISS_MODULE;
-			k->miss_dso = hit->dso;
+			k->miss.kind = MISS_MODULE;
+			k->miss.path = hit->dso;
 			return -ENOENT;
 		}
 		/* start > end: a map that wrapped holds nothing, as in perf */
 		if (hit->dso == NULL) {
-			k->miss = KMISS_NO_MAP;
+			k->miss.kind = MISS_NO_KERNEL_MAP;
 			return -ENOENT;
 		}
 	}
@@ -514,8 +514,9 @@ int kspace__lookup(struct kspace *k, struct dso_cache *dsos, uint64_t addr,
 	if (k->vmlinux != NULL) {
 		const struct symtab_sym *s = symtab__find(&k->vmlinux->syms, addr + k->delta);
 		if (s == NULL) {
-			k->miss = KMISS_SRC;
-			k->miss_addr = addr + k->delta;
+			k->miss.kind = MISS_NO_SYMBOL;
+			k->miss.path = k->src;
+			k->miss.addr = addr + k->delta;
 			return -ENOENT;
 		}
 		hit->name = symtab__name(&k->vmlinux->syms, s);
@@ -525,12 +526,12 @@ int kspace__lookup(struct kspace *k, struct dso_cache *dsos, uint64_t addr,
 	}
 	rc = kallsyms__find(&k->ks, addr + k->delta, &ks);
 	if (rc == -ENOMEM) {
-		k->miss = KMISS_NOMEM;
+		k->miss.kind = MISS_NO_MEMORY;
 		return -ENOENT;
 	}
 	/* a recording's kernel map holds the kernel's symbols, not modules' */
 	if (rc < 0 || (mapped && ks.module)) {
-		k->miss = KMISS_KERNEL;
+		k->miss.kind = MISS_KERNEL;
 		return -ENOENT;
 	}
 	if (!mapped)
@@ -543,28 +544,5 @@ int kspace__lookup(struct kspace *k, struct dso_cache *dsos, uint64_t addr,
 
 const char *kspace__why(struct kspace *k)
 {
-	switch (k->miss) {
-	case KMISS_MODULE:
-		snprintf(k->why, sizeof(k->why), "no symbol of %s at 0x%" PRIx64, k->miss_dso,
-			 k->miss_addr);
-		break;
-	case KMISS_NO_MAP:
-		snprintf(k->why, sizeof(k->why), "0x%" PRIx64 " is in no kernel map of the recording",
-			 k->miss_addr);
-		break;
-	case KMISS_SRC:
-		snprintf(k->why, sizeof(k->why), "no symbol in %s at 0x%" PRIx64, k->src,
-			 k->miss_addr);
-		break;
-	case KMISS_NOMEM:
-		snprintf(k->why, sizeof(k->why), "out of memory");
-		break;
-	case KMISS_KERNEL:
-		snprintf(k->why, sizeof(k->why), "no kernel symbol at 0x%" PRIx64, k->miss_addr);
-		break;
-	default:
-		break;
-	}
-	k->miss = KMISS_NONE;
-	return k->why;
+	return sym_miss__text(&k->miss, k->why, sizeof(k->why));
 }

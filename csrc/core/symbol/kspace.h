@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "symbol/kallsyms.h"
+#include "symbol/miss.h"
 
 struct dso;
 struct dso_cache;
@@ -54,14 +55,8 @@ struct kspace {
 	uint64_t delta;               /* recorded address + delta = address in src */
 	int hidden;                   /* src shows every address as 0 */
 	char why[512];                /* why the last lookup found nothing */
-	/* The last lookup's miss, spelt out only when asked (kspace__why): a
-	 * view of a system-wide file misses hundreds of thousands of times. */
-	int miss;                     /* enum kspace_miss */
-	uint64_t miss_addr;
-	const char *miss_dso;
+	struct sym_miss miss;         /* the last lookup's, for kspace__why */
 };
-
-enum kspace_miss { KMISS_NONE, KMISS_MODULE, KMISS_NO_MAP, KMISS_SRC, KMISS_NOMEM, KMISS_KERNEL };
 
 /* A kernel address looked up: the symbol (name NULL: none) and its object. */
 struct kspace_hit {

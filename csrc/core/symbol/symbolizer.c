@@ -35,15 +35,8 @@ struct symbolizer {
 	struct kspace kernel;
 	char perfmap_dir[256];
 	char err[512];
-	/* A resolve's miss, spelt out into err only when asked
-	 * (symbolizer__last_error): a view of a system-wide file misses
-	 * hundreds of thousands of addresses, and a message each was a tenth
-	 * of its time.  ERR_TEXT: err says it. */
-	enum { ERR_TEXT, ERR_KERNEL, ERR_WARNING, ERR_NO_SYMBOL, ERR_OUTSIDE, ERR_JIT_PID,
-	       ERR_JIT_MAP } err_kind;
-	const char *err_path;         /* an object's, or ERR_JIT_PID's reason */
-	uint64_t err_addr;
-	uint32_t err_pid;
+	struct sym_miss miss;         /* the last resolve's, spelt into err when
+					 asked (symbolizer__last_error) */
 	char warning[512];
 	int warning_state;            /* 0: none, 1: pending, 2: taken */
 	struct addrspace *last;       /* the pid asked last */
@@ -129,41 +122,28 @@ void symbolizer__delete(struct symbolizer *s)
 
 const char *symbolizer__last_error(struct symbolizer *s)
 {
-	switch (s->err_kind) {
-	case ERR_KERNEL:
-		snprintf(s->err, sizeof(s->err), "%s", kspace__why(&s->kernel));
-		break;
-	case ERR_WARNING:
-		snprintf(s->err, sizeof(s->err), "%s", s->warning);
-		break;
-	case ERR_NO_SYMBOL:
-		snprintf(s->err, sizeof(s->err), "no symbol in %s at 0x%" PRIx64, s->err_path,
-			 s->err_addr);
-		break;
-	case ERR_OUTSIDE:
-		snprintf(s->err, sizeof(s->err), "0x%" PRIx64 " is outside the segments of %s",
-			 s->err_addr, s->err_path);
-		break;
-	case ERR_JIT_PID:
-		snprintf(s->err, sizeof(s->err), "no symbol at 0x%" PRIx64 " in pid %u: %s",
-			 s->err_addr, (unsigned)s->err_pid, s->err_path);
-		break;
-	case ERR_JIT_MAP:
-		snprintf(s->err, sizeof(s->err), "no symbol at 0x%" PRIx64 " in %s/perf-%u.map",
-			 s->err_addr, s->perfmap_dir, (unsigned)s->err_pid);
-		break;
-	case ERR_TEXT:
-		break;
-	}
-	s->err_kind = ERR_TEXT;
-	return s->err;
+	return sym_miss__text(&s->miss, s->err, sizeof(s->err));
 }
 
 /* No error (yet) for the call starting. */
 static void err_clear(struct symbolizer *s)
 {
 	s->err[0] = '\0';
-	s->err_kind = ERR_TEXT;
+	s->miss.kind = MISS_NONE;
+}
+
+/* A miss of the kernel's lookup, or of a kernel whose symbols are hidden. */
+static void kernel_miss(struct symbolizer *s, int hidden)
+{
+	if (hidden) {
+		snprintf(s->err, sizeof(s->err), "%s", s->warning);
+		s->miss.kind = MISS_NONE;
+	} else if (s->kernel.miss.kind != MISS_NONE) {
+		s->miss = s->kernel.miss;
+	} else {
+		snprintf(s->err, sizeof(s->err), "%s", s->kernel.why);
+		s->miss.kind = MISS_NONE;
+	}
 }
 
 const char *symbolizer__take_warning(struct symbolizer *s)
@@ -376,7 +356,7 @@ int symbolizer__load_proc(struct symbolizer *s, uint32_t pid)
 	if (f == NULL) {
 		rc = errno == ENOENT ? -ESRCH : -errno;
 		snprintf(s->err, sizeof(s->err), "cannot read %s: %s", path, strerror(-rc));
-		s->err_kind = ERR_TEXT;
+		s->miss.kind = MISS_NONE;
 		return rc;
 	}
 	as = addrspaces__get(&s->as, pid, 1);
@@ -767,7 +747,7 @@ int symbolizer__find_kernel_map(struct symbolizer *s, uint64_t addr, const char 
 	err_clear(s);
 	kspace__lookup(&s->kernel, s->dsos, addr, &h);
 	if (h.dso == NULL)
-		s->err_kind = ERR_KERNEL;
+		kernel_miss(s, 0);
 	*dso = h.dso;
 	return h.dso != NULL ? 0 : -ENOENT;
 }
@@ -781,12 +761,9 @@ static int resolve_kernel(struct symbolizer *s, uint64_t addr, struct sym_result
 	out->dso = h.dso;
 	out->dso_addr = addr;
 	if (rc < 0) {
-		if (s->kernel.hidden) {
+		if (s->kernel.hidden)
 			warn_hidden(s);
-			s->err_kind = ERR_WARNING;
-		} else {
-			s->err_kind = ERR_KERNEL;
-		}
+		kernel_miss(s, s->kernel.hidden);
 		return -ENOENT;
 	}
 	out->raw_name = h.name;
@@ -823,10 +800,10 @@ static int resolve_jit(struct symbolizer *s, struct addrspace *as, uint64_t addr
 	sym = pm->state == 1 ? (struct symtab_sym *)symtab__find(&pm->syms, addr) : NULL;
 	/* A recording's map was written before it is read: read it once. */
 	if (sym == NULL && s->offline && pm->state != 0) {
-		s->err_kind = ERR_JIT_PID;
-		s->err_addr = addr;
-		s->err_pid = as->pid;
-		s->err_path = pm->state == 1 ? "not in its perf map" : pm->why;
+		s->miss.kind = MISS_JIT;
+		s->miss.addr = addr;
+		s->miss.pid = as->pid;
+		s->miss.path = pm->state == 1 ? "not in its perf map" : pm->why;
 		return -ENOENT;
 	}
 	if (sym == NULL) {
@@ -835,18 +812,19 @@ static int resolve_jit(struct symbolizer *s, struct addrspace *as, uint64_t addr
 		rc = perfmap__refresh(pm, s->perfmap_dir, as->pid,
 				      s->offline ? (uid_t)-1 : process_uid(as->pid));
 		if (rc < 0) {
-			s->err_kind = ERR_JIT_PID;
-			s->err_addr = addr;
-			s->err_pid = as->pid;
-			s->err_path = pm->why;
+			s->miss.kind = MISS_JIT;
+			s->miss.addr = addr;
+			s->miss.pid = as->pid;
+			s->miss.path = pm->why;
 			return -ENOENT;
 		}
 		sym = (struct symtab_sym *)symtab__find(&pm->syms, addr);
 	}
 	if (sym == NULL) {
-		s->err_kind = ERR_JIT_MAP;
-		s->err_addr = addr;
-		s->err_pid = as->pid;
+		s->miss.kind = MISS_JIT_MAP;
+		s->miss.addr = addr;
+		s->miss.pid = as->pid;
+		s->miss.path = s->perfmap_dir;
 		return -ENOENT;
 	}
 	out->kind = SYM_KIND_JIT;
@@ -929,7 +907,7 @@ static int resolve_one(struct symbolizer *s, uint32_t pid, uint32_t gen, uint64_
 		snprintf(s->err, sizeof(s->err),
 			 "no maps for pid %u (feed its MMAP records or load /proc/%u/maps)",
 			 (unsigned)pid, (unsigned)pid);
-		s->err_kind = ERR_TEXT;
+		s->miss.kind = MISS_NONE;
 		return -ENOENT;
 	}
 	m = addrspace__find_at(as, addr, gen);
@@ -943,7 +921,7 @@ static int resolve_one(struct symbolizer *s, uint32_t pid, uint32_t gen, uint64_
 	if (d == NULL) {
 		snprintf(s->err, sizeof(s->err), "cannot read %s: %s", m->path,
 			 strerror(-m->dso_err));
-		s->err_kind = ERR_TEXT;
+		s->miss.kind = MISS_NONE;
 		return -ENOENT;
 	}
 	out->kind = d->is_vdso ? SYM_KIND_VDSO : SYM_KIND_USER;
@@ -952,9 +930,9 @@ static int resolve_one(struct symbolizer *s, uint32_t pid, uint32_t gen, uint64_
 	else
 		map_bid_hex(m, out->build_id);
 	if (dso__offset_to_vaddr(d, addr - m->start + m->pgoff, &vaddr) < 0) {
-		s->err_kind = ERR_OUTSIDE;
-		s->err_path = m->path;
-		s->err_addr = addr;
+		s->miss.kind = MISS_OUTSIDE;
+		s->miss.path = m->path;
+		s->miss.addr = addr;
 		return -ENOENT;
 	}
 	out->dso_addr = vaddr;
@@ -962,9 +940,9 @@ static int resolve_one(struct symbolizer *s, uint32_t pid, uint32_t gen, uint64_
 	if (flags & (SYM_LINES | SYM_INLINES))
 		add_lines(s, d, vaddr, flags, out);
 	if (sym == NULL) {
-		s->err_kind = ERR_NO_SYMBOL;
-		s->err_path = m->path;
-		s->err_addr = vaddr;
+		s->miss.kind = MISS_NO_SYMBOL;
+		s->miss.path = m->path;
+		s->miss.addr = vaddr;
 		return -ENOENT;
 	}
 	out->raw_name = symtab__name(&d->syms, sym);
