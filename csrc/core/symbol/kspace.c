@@ -481,8 +481,7 @@ int kspace__lookup(struct kspace *k, struct dso_cache *dsos, uint64_t addr,
 
 	memset(hit, 0, sizeof(*hit));
 	k->why[0] = '\0';
-	k->miss.kind = MISS_NONE;
-	k->miss.addr = addr;
+	sym_miss__set(&k->miss, MISS_NONE, NULL, addr, 0);
 	if (mapped) {
 		struct kmodule *m;
 		hit->dso = mapped_object(k, addr, &m);
@@ -497,13 +496,12 @@ int kspace__lookup(struct kspace *k, struct dso_cache *dsos, uint64_t addr,
 				hit->end = ks.end;
 				return 0;
 			}
-			k->miss.kind = MISS_MODULE;
-			k->miss.path = hit->dso;
+			sym_miss__set(&k->miss, MISS_MODULE, hit->dso, addr, 0);
 			return -ENOENT;
 		}
 		/* start > end: a map that wrapped holds nothing, as in perf */
 		if (hit->dso == NULL) {
-			k->miss.kind = MISS_NO_KERNEL_MAP;
+			sym_miss__set(&k->miss, MISS_NO_KERNEL_MAP, NULL, addr, 0);
 			return -ENOENT;
 		}
 	}
@@ -514,9 +512,7 @@ int kspace__lookup(struct kspace *k, struct dso_cache *dsos, uint64_t addr,
 	if (k->vmlinux != NULL) {
 		const struct symtab_sym *s = symtab__find(&k->vmlinux->syms, addr + k->delta);
 		if (s == NULL) {
-			k->miss.kind = MISS_NO_SYMBOL;
-			k->miss.path = k->src;
-			k->miss.addr = addr + k->delta;
+			sym_miss__set(&k->miss, MISS_NO_SYMBOL, k->src, addr + k->delta, 0);
 			return -ENOENT;
 		}
 		hit->name = symtab__name(&k->vmlinux->syms, s);
@@ -526,12 +522,12 @@ int kspace__lookup(struct kspace *k, struct dso_cache *dsos, uint64_t addr,
 	}
 	rc = kallsyms__find(&k->ks, addr + k->delta, &ks);
 	if (rc == -ENOMEM) {
-		k->miss.kind = MISS_NO_MEMORY;
+		sym_miss__set(&k->miss, MISS_NO_MEMORY, NULL, addr, 0);
 		return -ENOENT;
 	}
 	/* a recording's kernel map holds the kernel's symbols, not modules' */
 	if (rc < 0 || (mapped && ks.module)) {
-		k->miss.kind = MISS_KERNEL;
+		sym_miss__set(&k->miss, MISS_KERNEL, NULL, addr, 0);
 		return -ENOENT;
 	}
 	if (!mapped)

@@ -30,6 +30,15 @@ struct sym_miss {
 	uint32_t pid;
 };
 
+static inline void sym_miss__set(struct sym_miss *m, enum sym_miss_kind kind, const char *path,
+				 uint64_t addr, uint32_t pid)
+{
+	m->kind = kind;
+	m->path = path;
+	m->addr = addr;
+	m->pid = pid;
+}
+
 /* The miss written into buf (NUL-terminated; unchanged when there is none
  * to write), and forgotten; buf. */
 char *sym_miss__text(struct sym_miss *m, char *buf, size_t size);

@@ -800,10 +800,8 @@ static int resolve_jit(struct symbolizer *s, struct addrspace *as, uint64_t addr
 	sym = pm->state == 1 ? (struct symtab_sym *)symtab__find(&pm->syms, addr) : NULL;
 	/* A recording's map was written before it is read: read it once. */
 	if (sym == NULL && s->offline && pm->state != 0) {
-		s->miss.kind = MISS_JIT;
-		s->miss.addr = addr;
-		s->miss.pid = as->pid;
-		s->miss.path = pm->state == 1 ? "not in its perf map" : pm->why;
+		sym_miss__set(&s->miss, MISS_JIT, pm->state == 1 ? "not in its perf map" : pm->why,
+			      addr, as->pid);
 		return -ENOENT;
 	}
 	if (sym == NULL) {
@@ -812,19 +810,13 @@ static int resolve_jit(struct symbolizer *s, struct addrspace *as, uint64_t addr
 		rc = perfmap__refresh(pm, s->perfmap_dir, as->pid,
 				      s->offline ? (uid_t)-1 : process_uid(as->pid));
 		if (rc < 0) {
-			s->miss.kind = MISS_JIT;
-			s->miss.addr = addr;
-			s->miss.pid = as->pid;
-			s->miss.path = pm->why;
+			sym_miss__set(&s->miss, MISS_JIT, pm->why, addr, as->pid);
 			return -ENOENT;
 		}
 		sym = (struct symtab_sym *)symtab__find(&pm->syms, addr);
 	}
 	if (sym == NULL) {
-		s->miss.kind = MISS_JIT_MAP;
-		s->miss.addr = addr;
-		s->miss.pid = as->pid;
-		s->miss.path = s->perfmap_dir;
+		sym_miss__set(&s->miss, MISS_JIT_MAP, s->perfmap_dir, addr, as->pid);
 		return -ENOENT;
 	}
 	out->kind = SYM_KIND_JIT;
@@ -930,9 +922,7 @@ static int resolve_one(struct symbolizer *s, uint32_t pid, uint32_t gen, uint64_
 	else
 		map_bid_hex(m, out->build_id);
 	if (dso__offset_to_vaddr(d, addr - m->start + m->pgoff, &vaddr) < 0) {
-		s->miss.kind = MISS_OUTSIDE;
-		s->miss.path = m->path;
-		s->miss.addr = addr;
+		sym_miss__set(&s->miss, MISS_OUTSIDE, m->path, addr, pid);
 		return -ENOENT;
 	}
 	out->dso_addr = vaddr;
@@ -940,9 +930,7 @@ static int resolve_one(struct symbolizer *s, uint32_t pid, uint32_t gen, uint64_
 	if (flags & (SYM_LINES | SYM_INLINES))
 		add_lines(s, d, vaddr, flags, out);
 	if (sym == NULL) {
-		s->miss.kind = MISS_NO_SYMBOL;
-		s->miss.path = m->path;
-		s->miss.addr = vaddr;
+		sym_miss__set(&s->miss, MISS_NO_SYMBOL, m->path, vaddr, pid);
 		return -ENOENT;
 	}
 	out->raw_name = symtab__name(&d->syms, sym);
