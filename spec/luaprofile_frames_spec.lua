@@ -218,19 +218,20 @@ end
 local function oncpu()   -- the process's (one thread's) time on a CPU, ns
   return os.clock() * 1e9
 end
+local clock = require("perf.core").clock   -- monotonic, s
 local prof = assert(perf.luaprofile{ freq = 999, counters = { "page-faults", "task-clock" } })
 collectgarbage("stop")
 prof:start()
 local before, after, keep = {}, {}, {}   -- { faults, cpu } around each mark
-after[0] = { minflt(), oncpu() }
+after[0] = { minflt(), oncpu(), clock() * 1e9 }
 before[0] = after[0]
 for i = 1, 20 do
   if i % 5 == 0 then keep[i] = string.rep("x", 8 * 1024 * 1024 + i) end   -- (LuaJIT interns every string: each is another)
   local x = 0; for j = 1, 1000000 do x = x + j % 7 end
-  before[i] = { minflt(), oncpu() }
+  before[i] = { minflt(), oncpu(), clock() * 1e9 }
   prof:frame()
-  local c = oncpu()
-  after[i] = { minflt(), c }
+  local c, w = oncpu(), clock() * 1e9
+  after[i] = { minflt(), c, w }
 end
 local lp = prof:stop()
 local sum, cpu_off = 0, 0
@@ -242,8 +243,13 @@ for i, fr in ipairs(lp:frames()) do
     if i % 5 == 0 and pf < 2000 or pf < 0.95 * lo - 20 or pf > 1.05 * hi + 20 then
       print("bad_frame=" .. i .. ":" .. pf .. "/" .. lo .. "-" .. hi)
     end
-    lo, hi = before[i][2] - after[i - 1][2], after[i][2] - before[i - 1][2]
-    cpu_off = math.max(cpu_off, (lo - tc) / lo, (tc - hi) / hi)
+    -- at least the scheduler's time on a CPU, at most the wall time
+    lo, hi = before[i][2] - after[i - 1][2], after[i][3] - before[i - 1][3]
+    local off = math.max((lo - tc) / lo, (tc - hi) / hi)
+    if off > cpu_off then
+      cpu_off = off
+      print(string.format("cpu_frame_%d=%.0f/%.0f-%.0f", i, tc, lo, hi))
+    end
   end
 end
 print("frames=" .. #lp:frames(), "sum=" .. sum, "ref=" .. (after[20][1] - after[1][1]), "cpu_off=" .. cpu_off)
@@ -256,8 +262,11 @@ prof:close()
     -- (equal here; before LuaJIT's symbols were loaded at start, /proc
     -- counted 90 more than the event in the frame that loaded them)
     assert.is_true(math.abs(f.sum - f.ref) <= 0.01 * f.ref + 20, out)
-    -- task-clock is the frame's time on a CPU, as the scheduler counts
-    -- it (not its duration: a loaded machine takes the CPU away)
+    -- task-clock is the frame's time on a CPU as perf's clock counts it:
+    -- at least the scheduler's CPU time (os.clock), which leaves out
+    -- what a hypervisor took (steal time, with PARAVIRT_TIME_ACCOUNTING:
+    -- CI saw task-clock 19% over os.clock on a busy host), and at most
+    -- the frame's wall time
     assert.is_true(f.cpu_off <= 0.1, out)
   end)
 
