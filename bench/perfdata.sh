@@ -13,7 +13,7 @@ make -s LUA=luajit all >/dev/null || true
 out=build/bench
 mkdir -p $out
 cc -O2 -g -D_GNU_SOURCE -Icsrc/core -o $out/perfdata bench/perfdata.c \
-    build/obj/core/*/*.o $(pkg-config --libs libelf libdw libzstd libtraceevent) -lz -liberty
+    build/obj/core/*/*.o $(pkg-config --libs libelf libdw libzstd libtraceevent) -lz -liberty -lm
 cat > $out/perfdata_deep.c <<'EOC'
 #include <stdlib.h>
 volatile unsigned long sink;
