@@ -316,6 +316,63 @@ function M.short_count(n)
   return string.format("%d%s", n, units[u])
 end
 
+-- perf's order of entries whose sums tie (hists__output_resort, as
+-- pvreport.c's sort_rows): each sort key in turn as perf's sort function
+-- compares it (names A to Z, numbers up; an entry without an object,
+-- symbol or parent after one with); then unnamed symbols by address, a
+-- difference taken as signed (perf's _sort__addr_cmp: high addresses
+-- first).  Returns cmp(a, b) -> -1, 0, 1, or nil when by is no key list.
+local function signed_hex(s)
+  local h = s:match("^0x(%x+)$") or s:match("^(%x+)$")
+  if not h or #h > 16 then return "2" .. s end
+  h = ("0"):rep(16 - #h) .. h:lower()
+  return (h:find("^[89a-f]") and "0" or "1") .. h
+end
+local function cmp(x, y) if x == y then return 0 end return x < y and -1 or 1 end
+local function ties(by)
+  if type(by) == "function" or by == "frame" then return nil end
+  local keys = normalize_by(by)
+  local function named(r) return r.frame ~= nil and r.frame.name ~= nil end
+  local tests = {
+    comm = function(a, b) return cmp(tostring(a.comm or ""), tostring(b.comm or "")) end,
+    pid = function(a, b) return cmp(a.pid or -1, b.pid or -1) end,
+    tid = function(a, b) return cmp(a.tid or -1, b.tid or -1) end,
+    cpu = function(a, b) return cmp(a.cpu or -1, b.cpu or -1) end,
+    vmstate = function(a, b) return cmp(tostring(a.vmstate or "-"), tostring(b.vmstate or "-")) end,
+    parent = function(a, b)
+      local x, y = a.parent ~= "[other]", b.parent ~= "[other]"
+      if x ~= y then return x and -1 or 1 end
+      return cmp(a.parent, b.parent)
+    end,
+    dso = function(a, b)
+      local x, y = a.frame ~= nil and a.dso ~= "[unknown]", b.frame ~= nil and b.dso ~= "[unknown]"
+      if x ~= y then return x and -1 or 1 end
+      return x and cmp(a.dso, b.dso) or 0
+    end,
+    sym = function(a, b)
+      local x, y = named(a), named(b)
+      if x ~= y then return x and -1 or 1 end
+      return x and cmp(a.sym, b.sym) or 0
+    end,
+  }
+  tests.thread, tests.symbol, tests.shared_object = tests.tid, tests.sym, tests.dso
+  local list, has_sym = {}, false
+  for _, k in ipairs(keys) do
+    if tests[k] then list[#list + 1] = tests[k] end
+    if k == "sym" or k == "symbol" then has_sym = true end
+  end
+  return function(a, b)
+    for _, t in ipairs(list) do
+      local c = t(a, b)
+      if c ~= 0 then return c end
+    end
+    if has_sym and not named(a) and not named(b) then
+      return cmp(signed_hex(tostring(a.sym)), signed_hex(tostring(b.sym)))
+    end
+    return 0
+  end
+end
+
 function M.top(list, opts)
   opts = opts or {}
   if (opts.tmin or opts.tmax) and list[1] and list[1].time == nil then
@@ -338,11 +395,16 @@ function M.top(list, opts)
       kept[#kept + 1] = r
     end
   end
+  local tie = ties(opts.by)
   table.sort(kept, function(a, b)
     local x, y
     if by_total then x, y = a.total, b.total else x, y = a.self, b.self end
     if x ~= y then return x > y end
     if a.self ~= b.self then return a.self > b.self end
+    if tie then
+      local c = tie(a, b)
+      if c ~= 0 then return c < 0 end
+    end
     return tostring(a.key) < tostring(b.key)
   end)
   local n = opts.n

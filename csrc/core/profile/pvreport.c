@@ -508,12 +508,22 @@ static int keycmp(const struct pvreport_row *a, const struct pvreport_row *b)
 }
 
 /*
- * Rows are sorted as records of what the order reads: a radix sort puts
- * them in order of their sums, then each run of equal sums (a chain's
- * frames all have its total; a system-wide report's one-sample rows are
- * most of it) is sorted by key, as records of the key's first 24 bytes
- * (big-endian words: they compare as memcmp does), so most comparisons
- * touch no row and no key string.
+ * Rows are sorted as perf orders its entries (hists__output_resort): by
+ * total (children), else self, then self; a tie by the sort keys in the
+ * order given, each as perf's sort function compares it: commands,
+ * objects, symbol names, srclines and parents by name, A to Z, threads
+ * and CPUs by number; an entry without an object, symbol or parent after
+ * one with.  Two unnamed symbols tie there; perf then keeps the order its
+ * entries were made in, by the keys' collapse functions: their addresses,
+ * a difference taken as signed (so not an order at all for addresses
+ * 2^63 or more apart: junk ones; signed order is what it comes to for the
+ * rest).  Last, the row's key (distinct rows, distinct keys).
+ *
+ * The sums are radix-sorted; each run of equal sums is sorted as records
+ * of the first 24 bytes of a string that orders as those rules do
+ * (tie_key: big-endian words compare as memcmp does), so most
+ * comparisons touch no row.  Commands, objects, parents and events are
+ * few: their names are ranked once and the string holds the rank.
  */
 struct sort_rec {
 	uint64_t major, minor;
@@ -527,26 +537,241 @@ struct key_rec {
 	uint32_t row;
 };
 
-static int key_order(const void *x, const void *y, void *rows)
+struct tie_ctx {
+	struct profview *pv;
+	const struct pvreport_opts *o;
+	const struct pvreport_row *rows;
+	struct u64map rank;           /* string id -> rank + 1 */
+	uint32_t other;               /* "[other]", the parent of none */
+};
+
+struct tie_buf {
+	unsigned char *b;
+	size_t n, cap;
+};
+
+static void tie_put(struct tie_buf *t, const void *s, size_t len)
 {
+	if (t->n < t->cap)
+		memcpy(t->b + t->n, s, len < t->cap - t->n ? len : t->cap - t->n);
+	t->n += len;
+}
+
+static void tie_put32(struct tie_buf *t, uint32_t v)
+{
+	unsigned char w[4] = { (unsigned char)(v >> 24), (unsigned char)(v >> 16),
+			       (unsigned char)(v >> 8), (unsigned char)v };
+
+	tie_put(t, w, 4);
+}
+
+static void tie_str(struct tie_buf *t, const struct profview *pv, uint32_t id)
+{
+	if (id != PV_NONE && id != PV_PENDING)
+		tie_put(t, profview__str(pv, id), profview__strlen(pv, id));
+	tie_put(t, "", 1);
+}
+
+static uint32_t tie_rank(const struct tie_ctx *c, uint32_t id)
+{
+	const uint32_t *v = u64map__find(&c->rank, id);
+
+	return v ? *v : 0;
+}
+
+/* The string that orders row as perf's rules do; its length (bytes past
+ * cap are not written). */
+static size_t tie_key(const struct tie_ctx *c, const struct pvreport_row *row, unsigned char *buf,
+		      size_t cap)
+{
+	const struct pvreport_opts *o = c->o;
+	const struct pv_frame *f = row->frame != PV_NONE ? profview__frame(c->pv, row->frame) : NULL;
+	struct tie_buf t = { buf, 0, cap };
+	struct stacktab_entry e;
+	unsigned k;
+	int have_entry = 0;
+
+	for (k = 0; k < o->nkeys; k++) {
+		enum pvr_key key = o->keys[k];
+		if ((key == PVR_PID || key == PVR_TID || key == PVR_CPU || key == PVR_TIME) &&
+		    !have_entry) {
+			stacktab__get(profview__table(c->pv), row->stack, &e);
+			have_entry = 1;
+		}
+		switch (key) {
+		case PVR_COMM:
+			tie_put32(&t, tie_rank(c, row->comm));
+			break;
+		case PVR_EVENT:
+			tie_put32(&t, tie_rank(c, profview__event(c->pv, row->stack)));
+			break;
+		case PVR_PID:
+			tie_put32(&t, (uint32_t)e.pid ^ 0x80000000u);
+			break;
+		case PVR_TID:
+			tie_put32(&t, (uint32_t)e.tid ^ 0x80000000u);
+			break;
+		case PVR_CPU:
+			tie_put32(&t, (uint32_t)(int32_t)e.tag ^ 0x80000000u);
+			break;
+		case PVR_TIME:
+			tie_put32(&t, e.tag);
+			break;
+		case PVR_PARENT:
+			if (row->parent == c->other) {
+				tie_put(&t, "\2", 1);
+			} else {
+				tie_put(&t, "\1", 1);
+				tie_put32(&t, tie_rank(c, row->parent));
+			}
+			break;
+		case PVR_DSO:
+			if (f && f->has_dso) {
+				tie_put(&t, "\1", 1);
+				tie_put32(&t, tie_rank(c, row->dsoname));
+			} else {
+				tie_put(&t, "\2", 1);
+			}
+			break;
+		case PVR_SYM:
+			if (f && f->name != PV_NONE) {
+				tie_put(&t, "\1", 1);
+				tie_str(&t, c->pv, row->symname);
+			} else {
+				tie_put(&t, "\2", 1);
+			}
+			break;
+		case PVR_SRCLINE:
+			tie_str(&t, c->pv, row->srcline);
+			break;
+		}
+	}
+	/* unnamed symbols by the address they print, as perf's
+	 * _sort__addr_cmp: a difference taken as signed, so high (kernel,
+	 * junk) addresses come first */
+	for (k = 0; k < o->nkeys; k++)
+		if (o->keys[k] == PVR_SYM && !(f && f->name != PV_NONE)) {
+			uint64_t addr = row->symname == PV_NONE || row->symname == PV_PENDING ? 0 :
+					strtoull(profview__str(c->pv, row->symname), NULL, 16);
+			tie_put32(&t, (uint32_t)(addr >> 32) ^ 0x80000000u);
+			tie_put32(&t, (uint32_t)addr);
+		}
+	return t.n;
+}
+
+/* Two rows' tie_key strings compared whole (their prefixes agreed). */
+static int tie_cmp(const struct tie_ctx *c, const struct pvreport_row *a,
+		   const struct pvreport_row *b)
+{
+	unsigned char sa[512], sb[512], *ha = sa, *hb = sb;
+	size_t la = tie_key(c, a, NULL, 0), lb = tie_key(c, b, NULL, 0);
+	int r;
+
+	if (la > sizeof sa)
+		ha = malloc(la);
+	if (lb > sizeof sb)
+		hb = malloc(lb);
+	if (!ha || !hb) {
+		r = 0;     /* out of memory: the key decides */
+	} else {
+		tie_key(c, a, ha, la);
+		tie_key(c, b, hb, lb);
+		r = memcmp(ha, hb, la < lb ? la : lb);
+		if (!r)
+			r = la < lb ? -1 : la > lb;
+	}
+	if (ha != sa)
+		free(ha);
+	if (hb != sb)
+		free(hb);
+	return r ? r : keycmp(a, b);
+}
+
+static int key_order(const void *x, const void *y, void *ctx)
+{
+	const struct tie_ctx *c = ctx;
 	const struct key_rec *a = x, *b = y;
 	unsigned k;
 
 	for (k = 0; k < KEY_WORDS; k++)
 		if (a->prefix[k] != b->prefix[k])
 			return a->prefix[k] < b->prefix[k] ? -1 : 1;
-	return keycmp(&((const struct pvreport_row *)rows)[a->row],
-		      &((const struct pvreport_row *)rows)[b->row]);
+	return tie_cmp(c, &c->rows[a->row], &c->rows[b->row]);
 }
 
-static void key_prefix(const struct pvreport_row *row, struct key_rec *kr)
+static void key_prefix(const struct tie_ctx *c, const struct pvreport_row *row, struct key_rec *kr)
 {
-	size_t k;
+	unsigned char b[sizeof kr->prefix];
+	size_t n = tie_key(c, row, b, sizeof b), k;
 
 	memset(kr->prefix, 0, sizeof kr->prefix);
 	for (k = 0; k < sizeof kr->prefix; k++)
-		kr->prefix[k / 8] = kr->prefix[k / 8] << 8 |
-				    (k < row->keylen ? (unsigned char)row->key[k] : 0);
+		kr->prefix[k / 8] = kr->prefix[k / 8] << 8 | (k < n ? b[k] : 0);
+}
+
+static int by_name(const void *x, const void *y, void *arg)
+{
+	const struct profview *pv = arg;
+	uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+	size_t la = profview__strlen(pv, a), lb = profview__strlen(pv, b);
+	int r = memcmp(profview__str(pv, a), profview__str(pv, b), la < lb ? la : lb);
+
+	return r ? r : la < lb ? -1 : la > lb;
+}
+
+static int rank_add(struct u64map *m, uint32_t **ids, size_t *n, size_t *cap, uint32_t id)
+{
+	int added;
+
+	if (id == PV_NONE || id == PV_PENDING)
+		return 0;
+	if (!u64map__insert(m, id, 0, &added))
+		return -ENOMEM;
+	if (!added)
+		return 0;
+	if (*n == *cap) {
+		size_t nc = *cap ? 2 * *cap : 64;
+		uint32_t *t = realloc(*ids, nc * sizeof *t);
+		if (!t)
+			return -ENOMEM;
+		*ids = t;
+		*cap = nc;
+	}
+	(*ids)[(*n)++] = id;
+	return 0;
+}
+
+/* The names of the keys tie_key ranks, ranked A to Z. */
+static int rank_names(struct tie_ctx *c, size_t n)
+{
+	const struct pvreport_opts *o = c->o;
+	uint32_t *ids = NULL;
+	size_t nids = 0, cap = 0, i;
+	unsigned k;
+	int rc = 0;
+
+	for (i = 0; i < n && !rc; i++) {
+		const struct pvreport_row *row = &c->rows[i];
+		for (k = 0; k < o->nkeys && !rc; k++) {
+			switch (o->keys[k]) {
+			case PVR_COMM: rc = rank_add(&c->rank, &ids, &nids, &cap, row->comm); break;
+			case PVR_DSO: rc = rank_add(&c->rank, &ids, &nids, &cap, row->dsoname); break;
+			case PVR_PARENT: rc = rank_add(&c->rank, &ids, &nids, &cap, row->parent); break;
+			case PVR_EVENT:
+				rc = rank_add(&c->rank, &ids, &nids, &cap,
+					      profview__event(c->pv, row->stack));
+				break;
+			default: break;
+			}
+		}
+	}
+	if (!rc && nids > 0) {
+		qsort_r(ids, nids, sizeof *ids, by_name, c->pv);
+		for (i = 0; i < nids; i++)
+			*u64map__find(&c->rank, ids[i]) = (uint32_t)i + 1;
+	}
+	free(ids);
+	return rc;
 }
 
 /* Pass 0 sorts by minor, pass 1 by major. */
@@ -596,39 +821,40 @@ static size_t run_end(const struct sort_rec *rec, size_t i, size_t n)
 	return j;
 }
 
-/* r->order: r->rows sorted by total (children), else self, then key. */
-static int sort_rows(struct pvreport *r, int children)
+/* r->order: r->rows sorted as perf sorts its entries (above). */
+static int sort_rows(struct pvreport *r, struct profview *pv, const struct pvreport_opts *o)
 {
+	struct tie_ctx c = { pv, o, r->rows, { 0 }, PV_NONE };
 	struct sort_rec *rec, *tmp;
-	struct key_rec *kr;
+	struct key_rec *kr = NULL;
 	size_t i, j, k, n = r->n;
+	int rc = -ENOMEM;
 
 	r->order = bigmem__malloc((n ? n : 1) * sizeof *r->order);
 	rec = bigmem__malloc((n ? n : 1) * sizeof *rec);
 	tmp = bigmem__malloc((n ? n : 1) * sizeof *tmp);
-	if (!r->order || !rec || !tmp) {
-		bigmem__free(rec);
-		bigmem__free(tmp);
-		return -ENOMEM;
-	}
+	if (!r->order || !rec || !tmp)
+		goto out;
 	for (i = 0; i < n; i++) {
 		const struct pvreport_row *row = &r->rows[i];
-		rec[i].major = children ? row->total : row->self;
-		rec[i].minor = children ? row->self : 0;
+		rec[i].major = o->children ? row->total : row->self;
+		rec[i].minor = o->children ? row->self : 0;
 		rec[i].row = (uint32_t)i;
 	}
 	if (n)
 		radix_desc(rec, tmp, n);
 	bigmem__free(tmp);
+	tmp = NULL;
 	/* the runs' key records: room for the longest run */
 	for (i = 0, k = 1; i < n; i = j)
 		if ((j = run_end(rec, i, n)) - i > k)
 			k = j - i;
-	kr = bigmem__malloc(k * sizeof *kr);
-	if (!kr) {
-		bigmem__free(rec);
-		return -ENOMEM;
-	}
+	if (k > 1 && ((rc = profview__intern(pv, "[other]", 7, &c.other)) ||
+		      (rc = rank_names(&c, n))))
+		goto out;
+	rc = -ENOMEM;
+	if (!(kr = bigmem__malloc(k * sizeof *kr)))
+		goto out;
 	for (i = 0; i < n; i = j) {
 		j = run_end(rec, i, n);
 		if (j - i == 1) {
@@ -636,16 +862,20 @@ static int sort_rows(struct pvreport *r, int children)
 			continue;
 		}
 		for (k = i; k < j; k++) {
-			key_prefix(&r->rows[rec[k].row], &kr[k - i]);
+			key_prefix(&c, &r->rows[rec[k].row], &kr[k - i]);
 			kr[k - i].row = rec[k].row;
 		}
-		qsort_r(kr, j - i, sizeof *kr, key_order, r->rows);
+		qsort_r(kr, j - i, sizeof *kr, key_order, &c);
 		for (k = i; k < j; k++)
 			r->order[k] = kr[k - i].row;
 	}
+	rc = 0;
+out:
+	u64map__exit(&c.rank);
 	bigmem__free(kr);
 	bigmem__free(rec);
-	return 0;
+	bigmem__free(tmp);
+	return rc;
 }
 
 /* By parent: the regex compiled, the verdicts' room, "[other]". */
@@ -856,7 +1086,7 @@ int pvreport__new(struct profview *pv, const struct pvreport_opts *o, struct pvr
 	view = NULL;
 	r->rows = a.rows;
 	r->n = kept;
-	if ((rc = sort_rows(r, o->children)))
+	if ((rc = sort_rows(r, pv, o)))
 		goto fail;
 	*out = r;
 	return 0;
