@@ -91,6 +91,32 @@ describe("kernel frames on the perf.data corpus", function()
       same_list(want, got, name)
     end)
   end
+
+  -- Reports, row for row and in perf's order: a kernel module is
+  -- "[ath9k]" (also when the build-id table gives its path), its unnamed
+  -- addresses are within its map; ties go as perf sorts them.
+  for _, name in ipairs({ "forkexit-3.8", "systemwide.5-3.8", "raw-3.4" }) do
+    it("perf.data." .. name .. ": luaperf report prints perf report's rows", function()
+      if not need() then return end
+      local path = util.q(corpus .. "/perf.data." .. name)
+      for _, args in ipairs({ "", "--sort comm,dso", "--no-children --sort dso,sym" }) do
+        local theirs, ok = util.perf("report -i " .. path .. " --stdio -g none " .. args .. " 2>/dev/null")
+        assert(ok, theirs)
+        local ours, ok2 = util.luaperf("report -i " .. path .. " --stdio " .. args .. " 2>/dev/null")
+        assert(ok2, ours)
+        local function rows(text)
+          local t = {}
+          for _, l in ipairs(lines(text)) do
+            if l:match("^%s+[%d.]+%%") then t[#t + 1] = (l:gsub("%s+$", "")) end
+          end
+          return t
+        end
+        local want = rows(theirs)
+        assert.is_true(#want > 10, name .. " " .. args .. ": " .. #want .. " rows")
+        same_list(want, rows(ours), name .. " " .. args)
+      end
+    end)
+  end
 end)
 
 -- A program that spends its time in system calls, recorded here with -g.

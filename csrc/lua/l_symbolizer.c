@@ -507,11 +507,17 @@ static int sym_map(lua_State *L)
 
 	if (check_flags(L, 4) & SYM_KERNEL) {
 		const char *dso;
-		if (symbolizer__find_kernel_map(u->s, addr, &dso) < 0)
+		uint64_t mod;
+		if (symbolizer__find_kernel_map(u->s, addr, &dso, &mod) < 0)
 			return lperf_fail(L, symbolizer__last_error(u->s), 0);
-		lua_createtable(L, 0, 2);
+		lua_createtable(L, 0, 4);
 		lperf_setstr(L, "path", dso);
 		lperf_setbool(L, "kernel", 1);
+		if (mod != UINT64_MAX) {
+			/* a module the recording mapped: where */
+			lperf_setu64(L, "start", mod);
+			lperf_setu64(L, "pgoff", 0);
+		}
 		return 1;
 	}
 	if (symbolizer__find_map_at(u->s, pid, check_gen(L, 4), addr, &m) < 0) {

@@ -81,12 +81,29 @@ end
 -- The address perf keys an unnamed frame by (map->map_ip): relative to its
 -- object's mapping, so runs of one program at other bases (PIE, ASLR)
 -- share it.  nil when it cannot be told (strings: LuaJIT above 2^53).
+-- An address past 2^53 on LuaJIT is a hex string (lperf_pushu64): as a
+-- pair of 32-bit halves, for a difference that fits a double.
+local function halves(v)
+  if type(v) == "number" then return math.floor(v / 4294967296), v % 4294967296 end
+  local h = type(v) == "string" and v:match("^0[xX](%x+)$")
+  if not h or #h > 16 then return nil end
+  h = string.rep("0", 16 - #h) .. h
+  return tonumber(h:sub(1, 8), 16), tonumber(h:sub(9), 16)
+end
+
 local function map_rel(m, a)
   local s, o = m.start, m.pgoff
-  if type(a) ~= "number" or type(s) ~= "number" or type(o) ~= "number" or a < s then
-    return nil
+  if type(o) ~= "number" then return nil end
+  if type(a) == "number" and type(s) == "number" then
+    if a < s then return nil end
+    return a - s + o
   end
-  return a - s + o
+  local ah, al = halves(a)
+  local sh, sl = halves(s)
+  if not ah or not sh then return nil end
+  local d = (ah - sh) * 4294967296 + (al - sl)
+  if d < 0 or d >= 2 ^ 53 then return nil end
+  return d + o
 end
 
 -- The frame of one address: r is what sym:resolve returned, or nil.
@@ -204,7 +221,9 @@ function M.build(entries, resolver, opts)
         if not sp.kernel and is_anon(f.dso) then
           f.dso = "/tmp/perf-" .. tostring(sp.pid) .. ".map"
           f.kind = "jit"
-        elseif m and not sp.kernel then
+        elseif m and (not sp.kernel or m.start) then
+          -- (a module the recording mapped: perf prints its addresses
+          -- within the module)
           f.rel = map_rel(m, a)
         end
       end

@@ -352,7 +352,7 @@ static int resolve(struct pass *p, struct script_frame *f, int32_t pid, uint64_t
 	}
 	if (kernel) {
 		const char *dso;
-		if (!ok && symbolizer__find_kernel_map(p->sym, addr, &dso) == 0)
+		if (!ok && symbolizer__find_kernel_map(p->sym, addr, &dso, NULL) == 0)
 			f->dso = dso;
 	} else if (symbolizer__find_map(p->sym, (uint32_t)pid, addr, &m) == 0) {
 		if (!(ok && r.dso))

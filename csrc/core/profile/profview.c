@@ -14,6 +14,7 @@
 #include "base/u64map.h"
 #include "profile/profview.h"
 #include "profile/stacktab.h"
+#include "symbol/kspace.h"
 #include "symbol/symbolizer.h"
 
 #define KERNEL_SPACE INT64_C(-2)
@@ -248,12 +249,23 @@ static int derive(struct profview *pv, struct pv_frame *f)
 		if (v) {
 			f->dsoname = *v;
 		} else {
+			char *mod = NULL;
+			int kmod = 0;
+
+			/* perf's short name of a kernel module: "[ath9k]" for
+			 * .../ath9k.ko (kmod_path__parse_name), also when its
+			 * path came from the build-id table */
+			if (f->kind == PV_KERNEL && !(mod = kspace__module_name(dso, &kmod)))
+				return -ENOMEM;
 			if (jit_map_tid(dso, &tid)) {
 				snprintf(buf, sizeof buf, "[JIT] tid %lu", tid);
 				f->dsoname = intern(pv, buf, &rc);
+			} else if (kmod) {
+				f->dsoname = intern(pv, mod, &rc);
 			} else {
 				f->dsoname = intern(pv, basename_of(dso, buf, sizeof buf), &rc);
 			}
+			free(mod);
 			if (!rc && !u64map__insert(&pv->dsonames, f->dso, f->dsoname, &added))
 				rc = -ENOMEM;
 		}
@@ -515,8 +527,16 @@ static int resolve_addr(struct profview *pv, const struct profview_opts *o, int6
 	} else if (!resolved && o->sym) {
 		if (kernel) {
 			const char *dso;
-			if (symbolizer__find_kernel_map(o->sym, a->addr, &dso) == 0)
+			uint64_t mod;
+			if (symbolizer__find_kernel_map(o->sym, a->addr, &dso, &mod) == 0) {
 				f->dso = intern_sym(pv, dso, &rc);
+				/* perf prints a module's unnamed address within
+				 * its map (map__map_ip), the kernel's as it is */
+				if (mod != UINT64_MAX && a->addr >= mod) {
+					f->rel = a->addr - mod;
+					f->has_rel = 1;
+				}
+			}
 		} else if (r.in_file_map && r.dso && !profview__anon_path(r.dso)) {
 			/* the mapping the resolve found: not looked up again */
 			f->dso = intern_sym(pv, r.dso, &rc);

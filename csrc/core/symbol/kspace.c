@@ -486,6 +486,8 @@ int kspace__lookup(struct kspace *k, struct dso_cache *dsos, uint64_t addr,
 		struct kmodule *m;
 		hit->dso = mapped_object(k, addr, &m);
 		if (m != NULL) {
+			hit->module = 1;
+			hit->module_start = m->start;
 			/* A module's symbols come from kallsyms, where it is loaded:
 			 * the running kernel's, at the same address. */
 			if (load(k, dsos) == 0 && k->vmlinux == NULL &&

@@ -63,6 +63,8 @@ struct kspace_hit {
 	const char *name;
 	uint64_t start, end;          /* as recorded */
 	const char *dso;              /* "[kernel.kallsyms]", a module; NULL: no map */
+	int module;                   /* dso is a module of the recording's maps, */
+	uint64_t module_start;        /* mapped from there */
 };
 
 void kspace__init(struct kspace *k);

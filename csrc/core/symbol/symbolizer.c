@@ -740,7 +740,8 @@ void symbolizer__set_recorded(struct symbolizer *s)
 	s->kernel.recorded = 1;
 }
 
-int symbolizer__find_kernel_map(struct symbolizer *s, uint64_t addr, const char **dso)
+int symbolizer__find_kernel_map(struct symbolizer *s, uint64_t addr, const char **dso,
+				uint64_t *module_start)
 {
 	struct kspace_hit h;
 
@@ -749,6 +750,8 @@ int symbolizer__find_kernel_map(struct symbolizer *s, uint64_t addr, const char 
 	if (h.dso == NULL)
 		kernel_miss(s, 0);
 	*dso = h.dso;
+	if (module_start)
+		*module_start = h.module ? h.module_start : UINT64_MAX;
 	return h.dso != NULL ? 0 : -ENOENT;
 }
 

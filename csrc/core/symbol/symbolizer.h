@@ -279,8 +279,12 @@ void symbolizer__set_recorded(struct symbolizer *sym);
 /*
  * The object perf names for a kernel address ("[kernel.kallsyms]", a
  * module), symbol or not: 0 and *dso, or -ENOENT (no kernel map holds it).
+ * module_start (may be NULL): where the recording mapped the module, or
+ * UINT64_MAX for the kernel and modules the running kernel's kallsyms
+ * places.
  */
-int symbolizer__find_kernel_map(struct symbolizer *sym, uint64_t addr, const char **dso);
+int symbolizer__find_kernel_map(struct symbolizer *sym, uint64_t addr, const char **dso,
+				uint64_t *module_start);
 
 /*
  * Demangles a C++ (Itanium) or Rust (legacy or v0) symbol into buf in
