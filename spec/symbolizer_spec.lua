@@ -235,10 +235,16 @@ describe("symbolizer", function()
       local theirs = util.perf("script -F ip,sym -i " .. q(data) .. " 2>/dev/null")
       local ours, ok, err = util.luaperf_split("script -F ip,sym -i " .. q(data))
       assert.is_true(ok, err)
+      -- (some VMs take execute breakpoints and never fire them: perf
+      -- counts none either, and there is no reference to compare with)
+      if theirs == "" then return nil end
       assert.are.equal(300, select(2, theirs:gsub("\n", "\n")), out .. theirs)
       return theirs, ours
     end
     local theirs, ours = record(true)
+    if not theirs then
+      return pending("execute breakpoints fire nowhere here: perf record -e mem:ADDR:x recorded no sample")
+    end
     assert.is_truthy(theirs:find("[unknown]", 1, true))
     assert.are.equal(theirs, ours)
     -- with its .symtab the slot is named (perf 6.1 prints its _init
