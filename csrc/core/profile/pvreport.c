@@ -664,18 +664,17 @@ static int tie_cmp(const struct tie_ctx *c, const struct pvreport_row *a,
 		   const struct pvreport_row *b)
 {
 	unsigned char sa[512], sb[512], *ha = sa, *hb = sb;
-	size_t la = tie_key(c, a, NULL, 0), lb = tie_key(c, b, NULL, 0);
+	size_t la = tie_key(c, a, sa, sizeof sa), lb = tie_key(c, b, sb, sizeof sb);
 	int r;
 
-	if (la > sizeof sa)
-		ha = malloc(la);
-	if (lb > sizeof sb)
-		hb = malloc(lb);
+	/* (a longer string is made again whole) */
+	if (la > sizeof sa && (ha = malloc(la)) != NULL)
+		tie_key(c, a, ha, la);
+	if (lb > sizeof sb && (hb = malloc(lb)) != NULL)
+		tie_key(c, b, hb, lb);
 	if (!ha || !hb) {
 		r = 0;     /* out of memory: the key decides */
 	} else {
-		tie_key(c, a, ha, la);
-		tie_key(c, b, hb, lb);
 		r = memcmp(ha, hb, la < lb ? la : lb);
 		if (!r)
 			r = la < lb ? -1 : la > lb;
