@@ -80,9 +80,9 @@ end
 
 -- The address perf keys an unnamed frame by (map->map_ip): relative to its
 -- object's mapping, so runs of one program at other bases (PIE, ASLR)
--- share it.  nil when it cannot be told (strings: LuaJIT above 2^53).
--- An address past 2^53 on LuaJIT is a hex string (lperf_pushu64): as a
--- pair of 32-bit halves, for a difference that fits a double.
+-- share it.  nil when it cannot be told.  An address past 2^53 on LuaJIT
+-- is a hex string (lperf_pushu64): taken as two 32-bit halves, for a
+-- difference that fits a double.
 local function halves(v)
   if type(v) == "number" then return math.floor(v / 4294967296), v % 4294967296 end
   local h = type(v) == "string" and v:match("^0[xX](%x+)$")
