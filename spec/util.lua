@@ -224,12 +224,36 @@ function M.target_argv(argv)
   return out
 end
 
--- Bytes a string of which comes from fresh pages on every interpreter.
--- glibc's malloc raises its mmap threshold to the size of the last
--- mapped block it freed, up to 32 MiB; below that a big string can reuse
--- heap pages an earlier test faulted in, and fault nothing (civ CI: 0
--- page faults for 16 MiB). LuaJIT maps its big blocks anew each time.
-M.FRESH_BYTES = 33 * 1024 * 1024
+-- Faults `mib` MiB of fresh anonymous pages in this process: 256 minor
+-- faults per MiB, whatever the allocator or the host does.  A big Lua
+-- string is no such workload: glibc's malloc hands back heap blocks an
+-- earlier test faulted in (CI: 8 faults for a 33 MB string.rep), and
+-- with transparent huge pages on, one fault maps 2 MB.  The C function
+-- takes no argument (so it needs no Lua headers): 1 MiB per call,
+-- mapped, kept from huge pages, written page by page and unmapped.
+local fault_1mib
+function M.fresh_pages(mib)
+  if not fault_1mib then
+    local so = M.cc([[
+#include <sys/mman.h>
+#include <stddef.h>
+int fault_1mib(void *L);
+int fault_1mib(void *L)
+{
+  (void)L;
+  size_t len = 1 << 20;
+  volatile char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return 0;
+  madvise((void *)p, len, MADV_NOHUGEPAGE);
+  for (size_t off = 0; off < len; off += 4096) p[off] = 1;
+  munmap((void *)p, len);
+  return 0;
+}
+]], "-O1 -shared -fPIC", "fault.so")
+    fault_1mib = assert(package.loadlib(so, "fault_1mib"))
+  end
+  for _ = 1, mib do fault_1mib() end
+end
 
 function M.read(path)
   local f = io.open(path, "rb")
