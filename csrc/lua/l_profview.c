@@ -1319,6 +1319,19 @@ static int l_parent_match(lua_State *L)
 	return 1;
 }
 
+/* perf.core.dso_name(path[, kernel]): a report's dso column for the
+ * object path (the Lua engine's, so both engines name objects alike). */
+static int l_dso_name(lua_State *L)
+{
+	const char *path = luaL_checkstring(L, 1);
+	char buf[4200];
+
+	if (profview__dso_name(path, lua_toboolean(L, 2), buf, sizeof buf) < 0)
+		return luaL_error(L, "not enough memory");
+	lua_pushstring(L, buf);
+	return 1;
+}
+
 static int parent_regex_gc(lua_State *L)
 {
 	regfree(luaL_checkudata(L, 1, "perf.ParentRegex"));
@@ -1341,6 +1354,8 @@ void lperf_open_profview(lua_State *L)
 	lua_pop(L, 1);
 	lua_pushcfunction(L, l_parent_match);
 	lua_setfield(L, -2, "parent_match");
+	lua_pushcfunction(L, l_dso_name);
+	lua_setfield(L, -2, "dso_name");
 	lua_pushliteral(L, PVR_DEFAULT_PARENT);
 	lua_setfield(L, -2, "default_parent");
 }

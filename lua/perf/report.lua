@@ -73,22 +73,14 @@ M.sym_name = sym_name
 
 -- perf's short name of a kernel module (kmod_path__parse_name):
 -- "[ath9k]" for .../ath9k.ko[.gz|.xz], '-' read as '_'
-local function module_name(path)
-  local b = stacks.basename(path)
-  local n = b:match("^(.+)%.ko$") or b:match("^(.+)%.ko%.gz$") or b:match("^(.+)%.ko%.xz$")
-  return n and "[" .. (n:gsub("%-", "_")) .. "]" or nil
-end
-
+-- perf's short name of an object: "[ath9k]" for a kernel module, "[JIT]
+-- tid N" for a perf map, else the basename (the core's rule, which the C
+-- engine's rows use too).
+local dso_short
 local function dso_name(f)
   if f.dso and f.dso ~= "" then
-    if f.kind == "kernel" then
-      local m = module_name(f.dso)
-      if m then return m end
-    end
-    -- perf's short name of a JIT map (dsos.c: dso__set_basename)
-    local tid = f.dso:match("^/tmp/perf%-(%d+)%.map$")
-    if tid then return "[JIT] tid " .. tid end
-    return stacks.basename(f.dso)
+    dso_short = dso_short or require("perf.core").dso_name
+    return dso_short(f.dso, f.kind == "kernel")
   end
   return "[unknown]"
 end

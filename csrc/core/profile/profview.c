@@ -185,6 +185,27 @@ static int jit_map_tid(const char *dso, unsigned long *tid)
 	return strcmp(end, ".map") == 0;
 }
 
+int profview__dso_name(const char *dso, int kernel, char *buf, size_t size)
+{
+	unsigned long tid;
+	char *mod = NULL;
+	int kmod = 0;
+
+	/* perf's short name of a kernel module: "[ath9k]" for .../ath9k.ko
+	 * (kmod_path__parse_name), also when its path came from the build-id
+	 * table */
+	if (kernel && !(mod = kspace__module_name(dso, &kmod)))
+		return -ENOMEM;
+	if (jit_map_tid(dso, &tid))
+		snprintf(buf, size, "[JIT] tid %lu", tid);
+	else if (kmod)
+		snprintf(buf, size, "%s", mod);
+	else
+		basename_of(dso, buf, size);
+	free(mod);
+	return 0;
+}
+
 /* "0x%016" PRIx64 without printf: every unnamed frame has one or two. */
 static const char *hex16(char *buf, uint64_t v)
 {
@@ -243,29 +264,13 @@ static int derive(struct profview *pv, struct pv_frame *f)
 	}
 	if (dso && *dso) {
 		uint32_t *v = u64map__find(&pv->dsonames, f->dso);
-		unsigned long tid;
 		int added;
 
 		if (v) {
 			f->dsoname = *v;
 		} else {
-			char *mod = NULL;
-			int kmod = 0;
-
-			/* perf's short name of a kernel module: "[ath9k]" for
-			 * .../ath9k.ko (kmod_path__parse_name), also when its
-			 * path came from the build-id table */
-			if (f->kind == PV_KERNEL && !(mod = kspace__module_name(dso, &kmod)))
-				return -ENOMEM;
-			if (jit_map_tid(dso, &tid)) {
-				snprintf(buf, sizeof buf, "[JIT] tid %lu", tid);
+			if ((rc = profview__dso_name(dso, f->kind == PV_KERNEL, buf, sizeof buf)) == 0)
 				f->dsoname = intern(pv, buf, &rc);
-			} else if (kmod) {
-				f->dsoname = intern(pv, mod, &rc);
-			} else {
-				f->dsoname = intern(pv, basename_of(dso, buf, sizeof buf), &rc);
-			}
-			free(mod);
 			if (!rc && !u64map__insert(&pv->dsonames, f->dso, f->dsoname, &added))
 				rc = -ENOMEM;
 		}

@@ -131,6 +131,11 @@ const struct pv_frame *profview__frame(const struct profview *pv, uint32_t id);
  * idempotent.  0 or -ENOMEM (-EOPNOTSUPP for a by_label view). */
 int profview__symnames(struct profview *pv);
 
+/* perf's short name of an object (a report's dso column) into buf:
+ * "[ath9k]" for a kernel module (kernel: a kernel frame's object),
+ * "[JIT] tid N" for a perf map, else the basename.  0 or -ENOMEM. */
+int profview__dso_name(const char *dso, int kernel, char *buf, size_t size);
+
 /* Interned strings. */
 const char *profview__str(const struct profview *pv, uint32_t id);
 size_t profview__strlen(const struct profview *pv, uint32_t id);
