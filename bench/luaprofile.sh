@@ -27,6 +27,8 @@ LUA_CPATH="$top/build/luajit/?.so;;" luajit bench/luaprofile_phase.lua "$ROUNDS"
 # alloc and wait on their own, against the same loops unprofiled
 LUA_CPATH="$top/build/?.so;;" lua5.4 bench/luaprofile_costs.lua 15
 LUA_CPATH="$top/build/luajit/?.so;;" luajit bench/luaprofile_costs.lua 15
+LUA_CPATH="$top/build/?.so;;" lua5.4 bench/luaprofile_costs.lua 9 waitcost
+LUA_CPATH="$top/build/luajit/?.so;;" luajit bench/luaprofile_costs.lua 9 waitcost
 # frames, wait and alloc (issue 17), and the kernel's part of a wait
 LUA_CPATH="$top/build/?.so;;" lua5.4 bench/luaprofile_frames.lua "$ROUNDS"
 LUA_CPATH="$top/build/luajit/?.so;;" luajit bench/luaprofile_frames.lua "$ROUNDS"

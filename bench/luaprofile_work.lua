@@ -40,29 +40,31 @@ function B.alloc_work()
   end
   return n
 end
--- A wait-heavy loop: 1 ms of fixed Lua work (calibrated once, so that
--- what a profiler adds shows as CPU time instead of being absorbed by a
--- loop that runs until the clock says 1 ms), then a blocking read of a
--- line that a child writes every 2 ms.  One writer for the whole run
--- (perl is in every Debian system): a shell loop would fork a sleep(1)
--- per line, and that exec every 2 ms evicts the reader's caches and moves
--- it between CPUs, a noise larger than the cost being measured.
+-- A wait-heavy loop: work_ms (default 1) of fixed Lua work (calibrated
+-- once, so that what a profiler adds shows as CPU time instead of being
+-- absorbed by a loop that runs until the clock says 1 ms), then a blocking
+-- read of a line that a child writes every every_ms (default 2).  One
+-- writer for the whole run (perl is in every Debian system): a shell loop
+-- would fork a sleep(1) per line, and that exec every 2 ms evicts the
+-- reader's caches and moves it between CPUs, a noise larger than the cost
+-- being measured.
 local function spin(n)
   local x = 0
   for i = 1, n do x = x + i % 7 end
   return x
 end
 local per_ms
-function B.wait_work(lines)
+function B.wait_work(lines, work_ms, every_ms)
   if per_ms == nil then
     local n, t0 = 2000000, os.clock()
     spin(n)
     per_ms = math.floor(n / ((os.clock() - t0) * 1000))
   end
+  local n = math.floor(per_ms * (work_ms or 1))
   local f = io.popen("perl -e '$|=1; for (1.." .. lines ..
-    ") { select(undef, undef, undef, 0.002); print \"$_\\n\" }'")
+    ") { select(undef, undef, undef, " .. (every_ms or 2) / 1000 .. "); print \"$_\\n\" }'")
   local x = 0
-  for _ in f:lines() do x = x + spin(per_ms) end
+  for _ in f:lines() do x = x + spin(n) end
   f:close()
   return x
 end
