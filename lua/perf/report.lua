@@ -71,8 +71,6 @@ local function sym_name(f)
 end
 M.sym_name = sym_name
 
--- perf's short name of a kernel module (kmod_path__parse_name):
--- "[ath9k]" for .../ath9k.ko[.gz|.xz], '-' read as '_'
 -- perf's short name of an object: "[ath9k]" for a kernel module, "[JIT]
 -- tid N" for a perf map, else the basename (the core's rule, which the C
 -- engine's rows use too).
