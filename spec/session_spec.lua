@@ -222,6 +222,27 @@ describe("perf.session", function()
     assert.is_true(seen)
   end)
 
+  it("a process's profile name is its last exec's, whichever CPU's ring holds each COMM", function()
+    -- taskset execs taskset on CPU 1, which execs the program on CPU 0:
+    -- the older COMM sits in CPU 1's ring, drained after CPU 0's (the
+    -- profile named the program "taskset")
+    local online = util.read("/sys/devices/system/cpu/online") or ""
+    if not online:match("^0%-%d") and not online:match("^0,1") then
+      return pending("needs CPUs 0 and 1 online: " .. online)
+    end
+    local shaped = util.root .. "/build/progs/shaped"
+    for _ = 1, 3 do
+      local s = assert(perf.session{ events = { "cpu-clock" }, freq = 999,
+        cmd = util.target_argv{ "taskset", "-c", "1", "taskset", "-c", "0", shaped, "50" } })
+      assert(s:start())
+      repeat local _, done = s:poll(100) until done
+      local rows = assert(s:profile()):report{ by = { "comm", "dso" }, weight = "samples" }
+      s:close()
+      assert.are.equal("shaped", rows[1].dso)
+      assert.are.equal("shaped", rows[1].comm)
+    end
+  end)
+
   it("frequency mode carries PERIOD and the profile weights by it", function()
     -- page-faults in frequency mode: the kernel retunes the period as the
     -- rate changes; the periods must sum to the faults the program counted

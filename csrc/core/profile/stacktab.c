@@ -45,6 +45,7 @@ struct st_note {
 struct st_comm {
 	int32_t pid;
 	char *comm;                 /* NULL: empty slot */
+	uint64_t time;              /* of the COMM record that set it; 0: unknown */
 };
 
 struct st_commmap {
@@ -795,7 +796,9 @@ int stacktab__add_sample_raw(struct stacktab *st, const struct evtab *t, const v
 	return 1;
 }
 
-static int commmap_set(struct st_commmap *m, int32_t pid, const char *comm)
+/* Sets pid's name as of time (0: unknown, always taken); a name set at a
+ * later time stays: records come ring by ring, not in time order. */
+static int commmap_set_at(struct st_commmap *m, int32_t pid, const char *comm, uint64_t time)
 {
 	size_t j;
 	char *c;
@@ -820,6 +823,10 @@ static int commmap_set(struct st_commmap *m, int32_t pid, const char *comm)
 	j = (size_t)(uint32_t)pid * 2654435761u & (m->nslots - 1);
 	while (m->slots[j].comm && m->slots[j].pid != pid)
 		j = (j + 1) & (m->nslots - 1);
+	if (m->slots[j].comm && time && m->slots[j].time > time)
+		return 0;
+	if (m->slots[j].comm && time)
+		m->slots[j].time = time;
 	if (m->slots[j].comm && !strcmp(m->slots[j].comm, comm))
 		return 0;
 	c = strdup(comm);
@@ -830,7 +837,13 @@ static int commmap_set(struct st_commmap *m, int32_t pid, const char *comm)
 	free(m->slots[j].comm);
 	m->slots[j].pid = pid;
 	m->slots[j].comm = c;
+	m->slots[j].time = time;
 	return 0;
+}
+
+static int commmap_set(struct st_commmap *m, int32_t pid, const char *comm)
+{
+	return commmap_set_at(m, pid, comm, 0);
 }
 
 static const char *commmap_get(const struct st_commmap *m, int32_t pid)
@@ -949,7 +962,8 @@ int stacktab__add_record(struct stacktab *st, const struct record *r, const stru
 	case PERF_RECORD_COMM:
 		/* A thread's rename is not the process's name; exec renames both. */
 		if (r->u.comm.pid == r->u.comm.tid || (r->misc & PERF_RECORD_MISC_COMM_EXEC))
-			return stacktab__set_comm(st, (int32_t)r->u.comm.pid, r->u.comm.comm);
+			return commmap_set_at(&st->comms, (int32_t)r->u.comm.pid, r->u.comm.comm,
+					      r->s.time);
 		return 0;
 	case PERF_RECORD_LOST:
 		st->meta.lost += r->u.lost.lost;
