@@ -54,10 +54,13 @@ local function near(v, want, tol, what)
     what, v / 1e9, want / 1e9, tol * 100))
 end
 
+-- The targets run through util.target: under make test-asan the
+-- sanitizer runtime stays with luaperf; in the target, LeakSanitizer's
+-- exit scan blocks it about 50 ms more, off-CPU time of its own.
 describe("off-CPU profiles", function()
   local sleep_data, sleep_out
   setup(function()
-    sleep_data, sleep_out = record("sleep.data", "--off-cpu -- " .. prog .. " sleep 5 100 300")
+    sleep_data, sleep_out = record("sleep.data", "--off-cpu -- " .. util.target(prog .. " sleep 5 100 300"))
   end)
 
   it("record --off-cpu: 5 x 100 ms naps are 0.5 s of offcpu-time, >= 90% under sleeper(), as perf reads it", function()
@@ -131,7 +134,7 @@ describe("off-CPU profiles", function()
   end)
 
   it("--off-cpu with -e cpu-clock: both in one file; flame --wall merges them in nanoseconds", function()
-    local p, out = record("wall.data", "--off-cpu -e cpu-clock -F 999 -g -- " .. prog .. " sleep 5 100 300")
+    local p, out = record("wall.data", "--off-cpu -e cpu-clock -F 999 -g -- " .. util.target(prog .. " sleep 5 100 300"))
     local off = perf_script(p, "offcpu-time")
     local cpu = perf_script(p, "cpu-clock")
     assert.is_true(#off >= 5 and #cpu > 50, out)
@@ -187,11 +190,11 @@ describe("off-CPU profiles", function()
   end)
 
   it("--off-cpu-thresh (microseconds) drops shorter waits", function()
-    local p, out = record("thresh.data", "--off-cpu --off-cpu-thresh 150000 -- " .. prog .. " sleep 3 100 10")
+    local p, out = record("thresh.data", "--off-cpu --off-cpu-thresh 150000 -- " .. util.target(prog .. " sleep 3 100 10"))
     assert.are.equal(0, #perf_script(p, "offcpu-time"))
     assert.matches("%d+ shorter than the threshold", out)
     assert.is_true(tonumber(out:match("(%d+) shorter than the threshold")) >= 3)
-    p = record("thresh2.data", "--off-cpu --off-cpu-thresh 50000 -- " .. prog .. " sleep 3 100 10")
+    p = record("thresh2.data", "--off-cpu --off-cpu-thresh 50000 -- " .. util.target(prog .. " sleep 3 100 10"))
     local kept = perf_script(p, "offcpu-time")
     assert.are.equal(3, #kept)
     for _, s in ipairs(kept) do assert.is_true(s.period >= 50e6) end
@@ -230,14 +233,15 @@ describe("off-CPU profiles", function()
   end)
 
   it("perf.session{ offcpu = true }: s:profile() weighs blocked time; stats say what was kept", function()
-    local s = assert(perf.session{ offcpu = true, cmd = { prog, "sleep", "5", "100", "50" } })
+    local s = assert(perf.session{ offcpu = true, cmd = util.target_argv{ prog, "sleep", "5", "100", "50" } })
     assert.are.same({ "offcpu-time" }, s:events())
     assert(s:start())
     repeat local _, done = s:poll(100); s:profile() until done
     s:wait()
     local p = s:profile()
     local n, ns = p:total()
-    near(ns, 5e8, 0.10, "s:profile() period")
+    -- at least the naps asked for; a loaded host wakes the sleeper late
+    assert.is_true(ns >= 0.95 * 5e8 and ns <= 1.25 * 5e8, string.format("s:profile() period %.3f s", ns / 1e9))
     local st = s:stats()
     assert.are.equal(n, st.offcpu.samples)
     assert.are.equal(ns, st.offcpu.ns)
