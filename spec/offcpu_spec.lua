@@ -56,7 +56,8 @@ end
 
 -- The targets run through util.target: under make test-asan the
 -- sanitizer runtime stays with luaperf; in the target, LeakSanitizer's
--- exit scan blocks it about 50 ms more, off-CPU time of its own.
+-- exit scan blocks it about 50 ms more, off-CPU time of its own (and in
+-- a shell and its sleeps, tasks and waits of their own).
 describe("off-CPU profiles", function()
   local sleep_data, sleep_out
   setup(function()
@@ -174,8 +175,6 @@ describe("off-CPU profiles", function()
     -- as long: 0.6 s.  A child's switch-in and EXIT, drained from another
     -- CPU's ring before its FORK, once made the FORK forget them.
     for i = 1, 5 do
-      -- (util.target: under make test-asan the sanitizer runtime stays with
-      -- luaperf; in the shell and its sleeps it adds tasks and waits)
       local p, out = record("shell" .. i .. ".data", "--off-cpu -- " .. util.target("sh -c 'sleep 0.2; sleep 0.1'"))
       local total, per = 0, {}
       for _, s in ipairs(perf_script(p, "offcpu-time")) do
