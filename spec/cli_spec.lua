@@ -161,3 +161,31 @@ describe("progress on a long read", function()
     assert.are.equal("", rerr)
   end)
 end)
+
+describe("the heap tuning bin/luaperf runs with", function()
+  -- bin/luaperf runs its interpreter with glibc's heap in huge pages
+  -- (GLIBC_TUNABLES=glibc.malloc.hugetlb=1); what it starts must not
+  -- inherit that: a profiled program runs with the caller's tunables.
+  local probe = [[-- sh -c 'echo "child=[${GLIBC_TUNABLES-unset}]"; ]] ..
+    [[tr "\0" "\n" < /proc/$PPID/environ | grep "^GLIBC_TUNABLES="']]
+  it("is the interpreter's, not the commands' it starts", function()
+    local out, err, rc = run("stat -e task-clock -x, " .. probe)
+    assert.are.equal(0, rc, err)
+    assert.truthy(out:find("child=[unset]", 1, true), out)
+    -- the interpreter itself (the sh's parent) started with it
+    assert.truthy(out:find("GLIBC_TUNABLES=glibc.malloc.hugetlb=1\n", 1, true), out)
+  end)
+  it("leaves the caller's GLIBC_TUNABLES to the commands, set or empty", function()
+    local out, ok = util.luaperf("stat -e task-clock -x, " .. probe .. " 2>/dev/null",
+      "GLIBC_TUNABLES=glibc.malloc.arena_max=2 ")
+    assert.is_true(ok, out)
+    assert.truthy(out:find("child=[glibc.malloc.arena_max=2]", 1, true), out)
+    -- (the caller's words come after ours, so theirs win: glibc takes
+    -- the last; /proc/PID/environ shows only the first, as glibc's parser
+    -- leaves the string it read)
+    assert.truthy(out:find("GLIBC_TUNABLES=glibc.malloc.hugetlb=1", 1, true), out)
+    out, ok = util.luaperf("stat -e task-clock -x, " .. probe .. " 2>/dev/null", "GLIBC_TUNABLES= ")
+    assert.is_true(ok, out)
+    assert.truthy(out:find("child=[]", 1, true), out)
+  end)
+end)

@@ -1,4 +1,8 @@
-/* perf.caps(): what perf_events allows on this machine. */
+/* perf.caps(): what perf_events allows on this machine; perf.setenv(). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include "event/caps.h"
 #include "binding.h"
 
@@ -46,8 +50,28 @@ static int l_caps(lua_State *L)
 	return 1;
 }
 
+/* perf.setenv(name, value | nil) -> true | nil, msg, errno: this process's
+ * environment, which the commands it starts inherit (Lua can read it,
+ * os.getenv, but not change it). */
+static int l_setenv(lua_State *L)
+{
+	const char *name = luaL_checkstring(L, 1);
+	const char *value = luaL_optstring(L, 2, NULL);
+	char msg[256];
+
+	if ((value ? setenv(name, value, 1) : unsetenv(name)) != 0) {
+		int err = errno;
+		snprintf(msg, sizeof msg, "%s: %s", name, strerror(err));
+		return lperf_fail(L, msg, err);
+	}
+	lua_pushboolean(L, 1);
+	return 1;
+}
+
 void lperf_open_sys(lua_State *L)
 {
+	lua_pushcfunction(L, l_setenv);
+	lua_setfield(L, -2, "setenv");
 	lua_pushcfunction(L, l_caps);
 	lua_setfield(L, -2, "caps");
 }

@@ -22,7 +22,20 @@ local function usage(out)
   out:write("\nluaperf <command> -h for the options of one command\n")
 end
 
+-- bin/luaperf runs the interpreter with glibc's heap in huge pages; the
+-- commands it starts (stat, record, a script's os.execute) get the
+-- caller's GLIBC_TUNABLES back, as unset if it was.
+local function restore_tunables()
+  local saved = os.getenv("LUAPERF_GLIBC_TUNABLES")
+  if saved then
+    local core = require "perf.core"
+    assert(core.setenv("GLIBC_TUNABLES", saved:match("^=(.*)")))
+    assert(core.setenv("LUAPERF_GLIBC_TUNABLES", nil))
+  end
+end
+
 function M.main(argv)
+  restore_tunables()
   local args = {}
   for i = 1, #argv do args[i] = argv[i] end
   local name = table.remove(args, 1)
