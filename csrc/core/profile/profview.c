@@ -718,8 +718,9 @@ static int addr_grow(struct addr_map *m)
 	return 0;
 }
 
-/* The id of (sid, addr), inserted as id when new (*added set). */
-static int addr_insert(struct addr_map *m, size_t sid, uint64_t addr, uint32_t id,
+/* The id of (sid, addr), inserted as id when new (*added set); h is
+ * addr_hash(addr, sid + 1). */
+static int addr_insert(struct addr_map *m, size_t sid, uint64_t addr, uint64_t h, uint32_t id,
 		       uint32_t *out, int *added)
 {
 	uint32_t sid1 = (uint32_t)sid + 1;
@@ -730,7 +731,7 @@ static int addr_insert(struct addr_map *m, size_t sid, uint64_t addr, uint32_t i
 	 * it is built (16 bytes a distinct address) */
 	if (4 * (m->n + 1) > 3 * m->nslots && addr_grow(m))
 		return -ENOMEM;
-	for (j = addr_hash(addr, sid1) & (m->nslots - 1); m->slots[j].sid1;
+	for (j = h & (m->nslots - 1); m->slots[j].sid1;
 	     j = (j + 1) & (m->nslots - 1))
 		if (m->slots[j].addr == addr && m->slots[j].sid1 == sid1) {
 			*out = m->slots[j].id;
@@ -743,6 +744,39 @@ static int addr_insert(struct addr_map *m, size_t sid, uint64_t addr, uint32_t i
 	*added = 1;
 	*out = id;
 	return 0;
+}
+
+/* One stack's addresses as build's first step reads them: the address,
+ * its space list index (or a frame of the table's, kernel or not) and its
+ * hash in the address map. */
+#define TABLE_FRAME (UINT32_MAX - 1)
+#define TABLE_FRAME_KERNEL UINT32_MAX
+struct scratch {
+	uint64_t *addr, *hash;
+	uint32_t *sid;
+};
+
+static int scratch_grow(struct scratch *s, size_t n)
+{
+	uint64_t *a = realloc(s->addr, n * sizeof *a), *h;
+	uint32_t *sid;
+
+	if (a)
+		s->addr = a;
+	h = a ? realloc(s->hash, n * sizeof *h) : NULL;
+	if (h)
+		s->hash = h;
+	sid = h ? realloc(s->sid, n * sizeof *sid) : NULL;
+	if (sid)
+		s->sid = sid;
+	return sid ? 0 : -ENOMEM;
+}
+
+static void scratch_free(struct scratch *s)
+{
+	free(s->addr);
+	free(s->hash);
+	free(s->sid);
 }
 
 static int build(struct profview *pv, const struct profview_opts *o)
@@ -765,6 +799,8 @@ static int build(struct profview *pv, const struct profview_opts *o)
 	struct addr_map am = { NULL, 0, 0 };
 	struct u64map seqs;   /* by_label: the hash of a stack's ids -> the stack */
 	int single = 1;       /* every address is one frame */
+	struct scratch fr = { NULL, NULL, NULL };   /* one stack's addresses */
+	size_t fcap = 0;
 	int rc = 0;
 
 	u64map__init(&seqs);
@@ -777,37 +813,36 @@ static int build(struct profview *pv, const struct profview_opts *o)
 	/* 1: unique addresses per space, in the order they come */
 	for (i = 0; i < ns && !rc; i++) {
 		struct stacktab_entry e;
-		unsigned j, nk;
+		unsigned j, nk, nw;
 
 		stacktab__get(st, i, &e);
 		nk = e.nkernel > e.nr ? e.nr : e.nkernel;
 		pv->stacks[i].depth = e.nr;
 		if (o->no_frames)
 			continue;
-		/* the addresses, then a discarded chain's own ip */
-		for (j = 0; j < e.nr + (e.own ? 1 : 0); j++) {
+		nw = e.nr + (e.own ? 1 : 0);
+		if (nw > fcap) {
+			if ((rc = scratch_grow(&fr, nw)))
+				break;
+			fcap = nw;
+		}
+		/* a: the addresses, then a discarded chain's own ip: each one's
+		 * space and hash, its home slot fetched ahead (a system-wide view
+		 * probes millions of slots, each a cache miss if taken one by
+		 * one) */
+		for (j = 0; j < nw; j++) {
 			int own = j == e.nr, kernel = own ? e.own == 2 : j < nk;
 			uint64_t a = own ? e.own_ip : e.addrs[j];
 			struct { int64_t space; uint64_t addr; } key;
-			uint32_t id = 0;
 			int added;
 
-			if (nsa == sacap) {
-				size_t cap = sacap ? sacap * 2 : 4096;
-				uint32_t *n = bigmem__realloc(stack_addr, cap * sizeof *n);
-				if (!n) { rc = -ENOMEM; break; }
-				stack_addr = n;
-				sacap = cap;
-			}
 			/* a named frame of the table (a junk word of a frame-pointer
 			 * walk may look like one: it is an address); an own ip may be
 			 * an object frame (stacktab__set_leaf_frame) */
 			if ((!own && stacktab__is_named(a) && stacktab__name(st, a)) ||
 			    (stacktab__is_object(a) && stacktab__object(st, a))) {
-				rc = table_frame(pv, a, kernel, o->lines, &id);
-				stack_addr[nsa++] = id | UINT32_C(0x80000000);
-				if (rc)
-					break;
+				fr.addr[j] = a;
+				fr.sid[j] = kernel ? TABLE_FRAME_KERNEL : TABLE_FRAME;
 				continue;
 			}
 			key.space = kernel ? KERNEL_SPACE : user_space(e.pid, e.gen);
@@ -848,8 +883,35 @@ static int build(struct profview *pv, const struct profview_opts *o)
 					last_sid = sk;
 				}
 			}
-			if (sid >= UINT32_MAX - 1) { rc = -E2BIG; break; }
-			if ((rc = addr_insert(&am, sid, a, (uint32_t)nav, &id, &added)))
+			if (sid >= TABLE_FRAME) { rc = -E2BIG; break; }
+			fr.addr[j] = a;
+			fr.sid[j] = (uint32_t)sid;
+			fr.hash[j] = addr_hash(a, (uint32_t)sid + 1);
+			if (am.nslots)
+				__builtin_prefetch(&am.slots[fr.hash[j] & (am.nslots - 1)]);
+		}
+		/* b: each in its order */
+		for (j = 0; j < nw && !rc; j++) {
+			uint64_t a = fr.addr[j];
+			uint32_t id = 0;
+			int added;
+
+			if (nsa == sacap) {
+				size_t cap = sacap ? sacap * 2 : 4096;
+				uint32_t *n = bigmem__realloc(stack_addr, cap * sizeof *n);
+				if (!n) { rc = -ENOMEM; break; }
+				stack_addr = n;
+				sacap = cap;
+			}
+			if (fr.sid[j] >= TABLE_FRAME) {
+				rc = table_frame(pv, a, fr.sid[j] == TABLE_FRAME_KERNEL, o->lines, &id);
+				stack_addr[nsa++] = id | UINT32_C(0x80000000);
+				if (rc)
+					break;
+				continue;
+			}
+			sid = fr.sid[j];
+			if ((rc = addr_insert(&am, sid, a, fr.hash[j], (uint32_t)nav, &id, &added)))
 				break;
 			if (id >= UINT32_C(0x80000000)) { rc = -E2BIG; break; }
 			stack_addr[nsa++] = id;
@@ -957,6 +1019,7 @@ out:
 	free(sl);
 	bigmem__free(av);
 	bigmem__free(stack_addr);
+	scratch_free(&fr);
 	free(pc);
 	keytab__delete(spaces);
 	return rc;
