@@ -12,6 +12,7 @@ sh bench/perfdata.sh
 sh bench/dwarf_cli.sh
 sh bench/record_overhead.sh
 sh bench/report_scale.sh
+sh bench/heap_tuning.sh
 sh bench/query_scale.sh
 sh bench/offcpu.sh
 sh bench/trace.sh
