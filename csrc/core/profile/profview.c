@@ -746,38 +746,15 @@ static int addr_insert(struct addr_map *m, size_t sid, uint64_t addr, uint64_t h
 	return 0;
 }
 
-/* One stack's addresses as build's first step reads them: the address,
+/* An address of one stack as build's first step reads it: the address,
  * its space list index (or a frame of the table's, kernel or not) and its
  * hash in the address map. */
 #define TABLE_FRAME (UINT32_MAX - 1)
 #define TABLE_FRAME_KERNEL UINT32_MAX
-struct scratch {
-	uint64_t *addr, *hash;
-	uint32_t *sid;
+struct stack_addr_key {
+	uint64_t addr, hash;
+	uint32_t sid;
 };
-
-static int scratch_grow(struct scratch *s, size_t n)
-{
-	uint64_t *a = realloc(s->addr, n * sizeof *a), *h;
-	uint32_t *sid;
-
-	if (a)
-		s->addr = a;
-	h = a ? realloc(s->hash, n * sizeof *h) : NULL;
-	if (h)
-		s->hash = h;
-	sid = h ? realloc(s->sid, n * sizeof *sid) : NULL;
-	if (sid)
-		s->sid = sid;
-	return sid ? 0 : -ENOMEM;
-}
-
-static void scratch_free(struct scratch *s)
-{
-	free(s->addr);
-	free(s->hash);
-	free(s->sid);
-}
 
 static int build(struct profview *pv, const struct profview_opts *o)
 {
@@ -799,7 +776,7 @@ static int build(struct profview *pv, const struct profview_opts *o)
 	struct addr_map am = { NULL, 0, 0 };
 	struct u64map seqs;   /* by_label: the hash of a stack's ids -> the stack */
 	int single = 1;       /* every address is one frame */
-	struct scratch fr = { NULL, NULL, NULL };   /* one stack's addresses */
+	struct stack_addr_key *fr = NULL;   /* one stack's addresses */
 	size_t fcap = 0;
 	int rc = 0;
 
@@ -822,8 +799,9 @@ static int build(struct profview *pv, const struct profview_opts *o)
 			continue;
 		nw = e.nr + (e.own ? 1 : 0);
 		if (nw > fcap) {
-			if ((rc = scratch_grow(&fr, nw)))
-				break;
+			struct stack_addr_key *n = realloc(fr, nw * sizeof *n);
+			if (!n) { rc = -ENOMEM; break; }
+			fr = n;
 			fcap = nw;
 		}
 		/* a: the addresses, then a discarded chain's own ip: each one's
@@ -841,8 +819,8 @@ static int build(struct profview *pv, const struct profview_opts *o)
 			 * an object frame (stacktab__set_leaf_frame) */
 			if ((!own && stacktab__is_named(a) && stacktab__name(st, a)) ||
 			    (stacktab__is_object(a) && stacktab__object(st, a))) {
-				fr.addr[j] = a;
-				fr.sid[j] = kernel ? TABLE_FRAME_KERNEL : TABLE_FRAME;
+				fr[j].addr = a;
+				fr[j].sid = kernel ? TABLE_FRAME_KERNEL : TABLE_FRAME;
 				continue;
 			}
 			key.space = kernel ? KERNEL_SPACE : user_space(e.pid, e.gen);
@@ -884,15 +862,15 @@ static int build(struct profview *pv, const struct profview_opts *o)
 				}
 			}
 			if (sid >= TABLE_FRAME) { rc = -E2BIG; break; }
-			fr.addr[j] = a;
-			fr.sid[j] = (uint32_t)sid;
-			fr.hash[j] = addr_hash(a, (uint32_t)sid + 1);
+			fr[j].addr = a;
+			fr[j].sid = (uint32_t)sid;
+			fr[j].hash = addr_hash(a, (uint32_t)sid + 1);
 			if (am.nslots)
-				__builtin_prefetch(&am.slots[fr.hash[j] & (am.nslots - 1)]);
+				__builtin_prefetch(&am.slots[fr[j].hash & (am.nslots - 1)]);
 		}
 		/* b: each in its order */
 		for (j = 0; j < nw && !rc; j++) {
-			uint64_t a = fr.addr[j];
+			uint64_t a = fr[j].addr;
 			uint32_t id = 0;
 			int added;
 
@@ -903,15 +881,15 @@ static int build(struct profview *pv, const struct profview_opts *o)
 				stack_addr = n;
 				sacap = cap;
 			}
-			if (fr.sid[j] >= TABLE_FRAME) {
-				rc = table_frame(pv, a, fr.sid[j] == TABLE_FRAME_KERNEL, o->lines, &id);
+			if (fr[j].sid >= TABLE_FRAME) {
+				rc = table_frame(pv, a, fr[j].sid == TABLE_FRAME_KERNEL, o->lines, &id);
 				stack_addr[nsa++] = id | UINT32_C(0x80000000);
 				if (rc)
 					break;
 				continue;
 			}
-			sid = fr.sid[j];
-			if ((rc = addr_insert(&am, sid, a, fr.hash[j], (uint32_t)nav, &id, &added)))
+			sid = fr[j].sid;
+			if ((rc = addr_insert(&am, sid, a, fr[j].hash, (uint32_t)nav, &id, &added)))
 				break;
 			if (id >= UINT32_C(0x80000000)) { rc = -E2BIG; break; }
 			stack_addr[nsa++] = id;
@@ -1019,7 +997,7 @@ out:
 	free(sl);
 	bigmem__free(av);
 	bigmem__free(stack_addr);
-	scratch_free(&fr);
+	free(fr);
 	free(pc);
 	keytab__delete(spaces);
 	return rc;
