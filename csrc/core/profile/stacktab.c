@@ -823,10 +823,11 @@ static int commmap_set_at(struct st_commmap *m, int32_t pid, const char *comm, u
 	j = (size_t)(uint32_t)pid * 2654435761u & (m->nslots - 1);
 	while (m->slots[j].comm && m->slots[j].pid != pid)
 		j = (j + 1) & (m->nslots - 1);
-	if (m->slots[j].comm && time && m->slots[j].time > time)
-		return 0;
-	if (m->slots[j].comm && time)
+	if (m->slots[j].comm && time) {
+		if (m->slots[j].time > time)
+			return 0;
 		m->slots[j].time = time;
+	}
 	if (m->slots[j].comm && !strcmp(m->slots[j].comm, comm))
 		return 0;
 	c = strdup(comm);
