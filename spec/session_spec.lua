@@ -238,8 +238,16 @@ describe("perf.session", function()
       repeat local _, done = s:poll(100) until done
       local rows = assert(s:profile()):report{ by = { "comm", "dso" }, weight = "samples" }
       s:close()
-      assert.are.equal("shaped", rows[1].dso)
-      assert.are.equal("shaped", rows[1].comm)
+      -- the program's own code, under whatever name (the kernel's part,
+      -- its exec and faults, can outweigh it on a slow host: make test-asan)
+      local own = 0
+      for _, r in ipairs(rows) do
+        if r.dso == "shaped" then
+          own = own + 1
+          assert.are.equal("shaped", r.comm)
+        end
+      end
+      assert.is_true(own > 0, "no samples in shaped's own code")
     end
   end)
 
