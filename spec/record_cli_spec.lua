@@ -14,12 +14,24 @@ local function record(name, args)
   return path, out
 end
 
--- perf report and perf script on the file: no warning, no error.
+-- perf report and perf script on the file: no warning, no error.  One
+-- exception: samples the ring had no room for on a loaded host are LOST
+-- records in the file, and perf's "lost N chunks" warning is then the
+-- right reading of it, N as many as the file holds.
 local function perf_reads_cleanly(path)
-  local rep = util.sh("perf report -i " .. path .. " --stdio 2>&1 >/dev/null")
+  local lost = 0
+  local f = assert(perf.open(path))
+  for _ in f:records{ type = "LOST" } do lost = lost + 1 end
+  f:close()
+  local function told(s)
+    if lost == 0 then return s end
+    return (s:gsub("Warning:\nProcessed %d+ events and lost " .. lost ..
+      " chunks!\n\nCheck IO/CPU overload!\n\n", "", 1))
+  end
+  local rep = told(util.sh("perf report -i " .. path .. " --stdio 2>&1 >/dev/null"))
   assert.is_nil(rep:lower():match("warn"), rep)
   assert.is_nil(rep:lower():match("error"), rep)
-  local scr = util.sh("perf script -i " .. path .. " 2>&1 >/dev/null")
+  local scr = told(util.sh("perf script -i " .. path .. " 2>&1 >/dev/null"))
   assert.are.equal("", scr)
 end
 

@@ -76,7 +76,7 @@ int main(int argc, char **argv)
 	printf("plain_untouched=%d\n", f1 == f0 && ud1 == ud0);
 	luaperf_profiler_delete(p);
 
-	p = luaperf_profiler_new_lua(L, "{ freq = 999, wait = true, alloc = 64 * 1024 }", err, sizeof err);
+	p = luaperf_profiler_new_lua(L, "{ freq = 999, wait = true, alloc = 16 * 1024 }", err, sizeof err);
 	if (p == NULL) {
 		printf("new_err=%s\n", err);
 		return 1;
