@@ -1,12 +1,17 @@
 /*
- * Fuzz target: the perf.data reader over bytes, every record decoded; then
+ * Fuzz target: the perf.data reader over bytes, every record decoded (from
+ * memory, and from a file, whose records are read through windows); then
  * the perf.data -> profile pipeline (perfdata__profile) over the same
  * bytes, in both orders: time-ordered (maps fed as they come, DWARF samples
  * unwound) and file order with the maps records held and fed at the end;
  * and the reports over each profile (profview, pvreport, pvtext, pvfolded),
  * with children and call graphs.
  */
+#define _GNU_SOURCE
 #include <stdint.h>
+#include <stdio.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include "perfdata/perfdata.h"
 #include "profile/perfdata_profile.h"
 #include "profile/profview.h"
@@ -28,6 +33,30 @@ static void read_all(const uint8_t *data, size_t size, size_t max_queue)
 	int n = 0;
 
 	if (perfdata__read_buffer(data, size, &opts, &pd, err, sizeof err) != 0)
+		return;
+	while (n++ < 100000 && perfdata__next(pd, &r) > 0) {
+		struct record rec;
+		record__decode(perfdata__evtab(pd), r.hdr, r.size, &rec, err, sizeof err);
+	}
+	perfdata__close(pd);
+}
+
+/* The same from a file (a memfd, written anew each time), both orders. */
+static void read_file(const uint8_t *data, size_t size, size_t max_queue, int unordered)
+{
+	static int fd = -1;
+	struct perfdata_opts opts = { .max_queue = max_queue, .unordered = unordered };
+	struct perfdata *pd;
+	struct perfdata_rec r;
+	char err[512], path[64];
+	int n = 0;
+
+	if (fd < 0 && (fd = memfd_create("fuzz_perfdata", 0)) < 0)
+		return;
+	if (ftruncate(fd, 0) < 0 || pwrite(fd, data, size, 0) != (ssize_t)size)
+		return;
+	snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+	if (perfdata__open(path, &opts, &pd, err, sizeof err) != 0)
 		return;
 	while (n++ < 100000 && perfdata__next(pd, &r) > 0) {
 		struct record rec;
@@ -107,6 +136,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	read_all(data, size, 1 << 20);
 	/* A tiny ordering queue: forced flushes and late records. */
 	read_all(data, size, 64);
+	read_file(data, size, 64, 0);
+	read_file(data, size, 1 << 20, 1);
 	profile(data, size, 0);
 	profile(data, size, 1);
 	return 0;

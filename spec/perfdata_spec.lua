@@ -263,6 +263,40 @@ describe("perf.open on files recorded by perf", function()
     assert.are.same(s.by_type, s3.by_type)
   end)
 
+  it("a file's records read through windows equal the same bytes read whole from a FIFO", function()
+    -- A regular file's records are read(2) in 512 KiB windows, a FIFO's
+    -- bytes all into memory: the same records, in the same order, in both
+    -- orders and with a queue too small for a round.
+    local p = file("lost.data", "-m 1 -e cpu-clock -c 10000 -g -- " .. shaped .. " 100")
+    local size = assert(io.open(p, "rb")):seek("end")
+    assert.is_true(size > 2 * 512 * 1024, size .. " bytes: too few to cross windows")
+    local function records(path, opts)
+      local f = assert(perf.open(path, opts))
+      local t = {}
+      for rec in f:records() do
+        local cc = rec.callchain
+        t[#t + 1] = table.concat({ rec.type, tostring(rec.offset), tostring(rec.time),
+          tostring(rec.ip), tostring(rec.pid), cc and #cc or "-", cc and tostring(cc[#cc]) or "-" }, " ")
+      end
+      f:close()
+      return t
+    end
+    local fifo = dir .. "/window.fifo"
+    local function from_fifo(opts)
+      assert.is_true(os.execute("rm -f " .. fifo .. " && mkfifo " .. fifo) ~= false)
+      assert.is_true(os.execute("cat " .. p .. " > " .. fifo .. " &") ~= false)
+      return records(fifo, opts)
+    end
+    for _, opts in ipairs({ {}, { unordered = true }, { max_queue = 4096 } }) do
+      local mapped, whole = records(p, opts), from_fifo(opts)
+      assert.is_true(#mapped > 10000)
+      assert.are.equal(#whole, #mapped)
+      for i = 1, #whole do
+        if whole[i] ~= mapped[i] then assert.are.equal(whole[i], mapped[i], "record " .. i) end
+      end
+    end
+  end)
+
   -- Built files: SAMPLE records with the times given, "R" a FINISHED_ROUND.
   it("time ordering, built cases: rounds, a forced flush, and what is counted as unordered", function()
     -- two rings in one round, the second older: a 1-byte queue must flush early

@@ -18,14 +18,25 @@
 #define MAX_CHUNK (64u << 20)                    /* one COMPRESSED record's output */
 #define MAX_STREAM (1ULL << 40)
 
-/* Decompressed bytes: shared by the records queued out of them. */
+/* Decompressed bytes, or a window of a file's records read in: shared by
+ * the records queued out of them. */
 struct chunk {
 	size_t refs;                /* queued or just-delivered records inside */
 	int active;                 /* still being read */
+	int window;                 /* file bytes from src_offset (a window) */
 	size_t len, pos;
-	uint64_t src_offset;        /* the COMPRESSED record it came from */
+	uint64_t src_offset;        /* the COMPRESSED record it came from; a
+				       window's first byte in the file */
+	struct chunk **pool;        /* a window: the spares it goes back to */
+	struct chunk *next;         /* in the pool */
 	uint8_t data[];
 };
+
+/* A window's bytes (records are at most 64 KiB, a u16 size; one that does
+ * not fit is read through the mapping).  The fuzzer builds it small. */
+#ifndef PERFDATA_WINDOW_SIZE
+#define PERFDATA_WINDOW_SIZE (512u << 10)
+#endif
 
 struct qent {
 	uint64_t time, seq, offset;
@@ -62,6 +73,8 @@ struct perfdata {
 	ZSTD_DStream *zds;
 	struct chunk *chunk;        /* being read */
 	struct chunk *held;         /* delivered last: released at the next call */
+	int fd;                     /* a regular file's, read through windows; -1 */
+	struct chunk *spare_windows;
 
 	/* ordering */
 	struct qent *q;

@@ -13,8 +13,15 @@
 
 void perfdata__chunk_put(struct chunk *c)
 {
-	if (c && --c->refs == 0 && !c->active)
+	if (!c || --c->refs != 0 || c->active)
+		return;
+	if (c->pool) {
+		/* a window's pages are used again, not faulted in anew */
+		c->next = *c->pool;
+		*c->pool = c;
+	} else {
 		free(c);
+	}
 }
 
 /* -------------------------------------------------------- timestamps */
