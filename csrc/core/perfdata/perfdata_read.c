@@ -650,8 +650,11 @@ int perfdata__open(const char *path, const struct perfdata_opts *opts,
 		} else {
 			/*
 			 * Mapped, as perf does: reading a 200 MB file into memory
-			 * costs more than decoding it.  (A file truncated while we
-			 * read it faults through the mapping, as it does in perf.)
+			 * costs more than decoding it.  The records themselves
+			 * are read through windows (window_next), the rest of
+			 * the file through the mapping.  (A file truncated while
+			 * we read it faults through the mapping, as it does in
+			 * perf.)
 			 */
 			pd->map = mmap(NULL, pd->len, PROT_READ, MAP_PRIVATE, fd, 0);
 			if (pd->map == MAP_FAILED) {
