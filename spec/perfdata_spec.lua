@@ -551,6 +551,28 @@ describe("perf.open on bad input", function()
     f:close()
   end)
 
+  it("cut by another process while its records are read: they end there, with a warning", function()
+    local src = file("lost.data", "-m 1 -e cpu-clock -c 10000 -g -- " .. shaped .. " 100")
+    local p = dir .. "/shrinking.data"
+    util.write(p, util.read(src))
+    local size = #util.read(p)
+    local f = assert(perf.open(p))
+    local n = 0
+    -- (through the mapping, the first read past the new end is a SIGBUS)
+    for _ in f:records() do
+      n = n + 1
+      if n == 100 then assert.is_true(os.execute("truncate -s " .. math.floor(size / 2) .. " " .. p) ~= false) end
+    end
+    local w = table.concat(f:warnings(), "\n")
+    assert.matches("the file ends %d+ bytes before its data did when it was opened %(cut while being read%?%)", w)
+    assert.is_true(n > 1000, n .. " records")
+    local whole = assert(perf.open(src))
+    local all = whole:scan().records
+    whole:close()
+    assert.is_true(n < all, n .. " of " .. all .. " records")
+    f:close()
+  end)
+
   it("an attrs section past the end", function()
     local _, err = try(put(good, 24, u64(#good + 100)))
     assert.matches("offset 24: attrs section .* past the end", err)

@@ -836,8 +836,17 @@ static int window_fill(struct perfdata *pd)
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)
-			break;          /* cut under us: the mapped way says where */
+			break;
 		n += (size_t)r;
+	}
+	if (n < want) {
+		/* cut (or unreadable) under us: the data ends there, as a cut
+		 * file's does, before the mapping's pages past the end fault */
+		perfdata__warn(pd, "offset %llu: the file ends %llu bytes before its data did "
+			       "when it was opened (cut while being read?)",
+			       (unsigned long long)(pd->pos + n),
+			       (unsigned long long)(pd->end - pd->pos - n));
+		pd->end = pd->pos + n;
 	}
 	c->refs = 0;
 	c->active = 1;
