@@ -842,11 +842,11 @@ static int window_fill(struct perfdata *pd)
 	if (n < want) {
 		/* cut (or unreadable) under us: the data ends there, as a cut
 		 * file's does, before the mapping's pages past the end fault */
+		uint64_t cut = pd->pos + (uint64_t)n;
 		perfdata__warn(pd, "offset %llu: the file ends %llu bytes before its data did "
 			       "when it was opened (cut while being read?)",
-			       (unsigned long long)(pd->pos + n),
-			       (unsigned long long)(pd->end - pd->pos - n));
-		pd->end = pd->pos + n;
+			       (unsigned long long)cut, (unsigned long long)(pd->end - cut));
+		pd->end = cut;
 	}
 	c->refs = 0;
 	c->active = 1;
