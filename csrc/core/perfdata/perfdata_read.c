@@ -886,21 +886,22 @@ static int window_next(struct perfdata *pd, const uint8_t **p, uint32_t *size, u
 		c = NULL;
 	}
 	for (;;) {
+		/* (pd->pos is the window's c->pos: src_offset + pos) */
 		if (c) {
-			size_t at = (size_t)(pd->pos - c->src_offset);
-			if (c->len - at >= sizeof h) {
-				memcpy(&h, c->data + at, sizeof h);
+			if (c->len - c->pos >= sizeof h) {
+				memcpy(&h, c->data + c->pos, sizeof h);
+				/* user records (COMPRESSED ones among them) but rounds
+				 * go the mapped way */
 				if (h.size < sizeof h || h.size > pd->end - pd->pos ||
-				    (h.type >= REC_HEADER_ATTR && h.type != REC_FINISHED_ROUND) ||
-				    h.type == REC_COMPRESSED || h.type == 83)
+				    (h.type >= REC_HEADER_ATTR && h.type != REC_FINISHED_ROUND))
 					break;
-				if (h.size <= c->len - at) {
-					*p = c->data + at;
+				if (h.size <= c->len - c->pos) {
+					*p = c->data + c->pos;
 					*size = h.size;
 					*ext = h.size;
 					*off = pd->pos;
 					*from = c;
-					c->pos = at + h.size;
+					c->pos += h.size;
 					pd->pos += h.size;
 					return 1;
 				}
