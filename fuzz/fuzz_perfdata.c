@@ -24,21 +24,28 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static void read_all(const uint8_t *data, size_t size, size_t max_queue)
+/* Every record of pd decoded (at most 100,000), then pd closed. */
+static void decode_all(struct perfdata *pd)
 {
-	struct perfdata_opts opts = { .max_queue = max_queue };
-	struct perfdata *pd;
 	struct perfdata_rec r;
 	char err[512];
 	int n = 0;
 
-	if (perfdata__read_buffer(data, size, &opts, &pd, err, sizeof err) != 0)
-		return;
 	while (n++ < 100000 && perfdata__next(pd, &r) > 0) {
 		struct record rec;
 		record__decode(perfdata__evtab(pd), r.hdr, r.size, &rec, err, sizeof err);
 	}
 	perfdata__close(pd);
+}
+
+static void read_all(const uint8_t *data, size_t size, size_t max_queue)
+{
+	struct perfdata_opts opts = { .max_queue = max_queue };
+	struct perfdata *pd;
+	char err[512];
+
+	if (perfdata__read_buffer(data, size, &opts, &pd, err, sizeof err) == 0)
+		decode_all(pd);
 }
 
 /* The same from a file (a memfd, written anew each time), both orders. */
@@ -47,22 +54,15 @@ static void read_file(const uint8_t *data, size_t size, size_t max_queue, int un
 	static int fd = -1;
 	struct perfdata_opts opts = { .max_queue = max_queue, .unordered = unordered };
 	struct perfdata *pd;
-	struct perfdata_rec r;
 	char err[512], path[64];
-	int n = 0;
 
 	if (fd < 0 && (fd = memfd_create("fuzz_perfdata", 0)) < 0)
 		return;
 	if (ftruncate(fd, 0) < 0 || pwrite(fd, data, size, 0) != (ssize_t)size)
 		return;
 	snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
-	if (perfdata__open(path, &opts, &pd, err, sizeof err) != 0)
-		return;
-	while (n++ < 100000 && perfdata__next(pd, &r) > 0) {
-		struct record rec;
-		record__decode(perfdata__evtab(pd), r.hdr, r.size, &rec, err, sizeof err);
-	}
-	perfdata__close(pd);
+	if (perfdata__open(path, &opts, &pd, err, sizeof err) == 0)
+		decode_all(pd);
 }
 
 static int count_comm(void *arg, uint32_t pid, uint32_t tid, const char *comm)

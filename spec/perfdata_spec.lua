@@ -13,6 +13,10 @@ local dir = util.tmpdir()
 local shaped = pu.shaped()
 -- Records once per run (perf is the slow part); each test reuses the files.
 local file = pu.recorder(dir)
+-- A one-page ring's file: thousands of rounds, some LOST records, 1.4 MB.
+local function lost_file()
+  return file("lost.data", "-m 1 -e cpu-clock -c 10000 -g -- " .. shaped .. " 100")
+end
 
 local function same_as_perf(path, with_cpu, hide_chain)
   local theirs = pu.perf_samples(path, with_cpu, hide_chain)
@@ -211,7 +215,7 @@ describe("perf.open on files recorded by perf", function()
   end)
 
   it("a one-page ring that lost records: record counts and LOST totals equal perf report --stats", function()
-    local p = file("lost.data", "-m 1 -e cpu-clock -c 10000 -g -- " .. shaped .. " 100")
+    local p = lost_file()
     -- thousands of rounds: the time order across them is perf's, sample by sample
     same_as_perf(p)
     local stats, out = pu.perf_stats(p)
@@ -230,7 +234,7 @@ describe("perf.open on files recorded by perf", function()
   end)
 
   it("time ordering: bounded memory flushes early; file order on request; same records", function()
-    local p = file("lost.data", "-m 1 -e cpu-clock -c 10000 -g -- " .. shaped .. " 100")
+    local p = lost_file()
     local f = assert(perf.open(p))
     local s = f:scan()
     local older, offs = older_than_delivered(f)
@@ -267,7 +271,7 @@ describe("perf.open on files recorded by perf", function()
     -- A regular file's records are read(2) in 512 KiB windows, a FIFO's
     -- bytes all into memory: the same records, in the same order, in both
     -- orders and with a queue too small for a round.
-    local p = file("lost.data", "-m 1 -e cpu-clock -c 10000 -g -- " .. shaped .. " 100")
+    local p = lost_file()
     local size = assert(io.open(p, "rb")):seek("end")
     assert.is_true(size > 2 * 512 * 1024, size .. " bytes: too few to cross windows")
     local function records(path, opts)
@@ -552,10 +556,11 @@ describe("perf.open on bad input", function()
   end)
 
   it("cut by another process while its records are read: they end there, with a warning", function()
-    local src = file("lost.data", "-m 1 -e cpu-clock -c 10000 -g -- " .. shaped .. " 100")
+    local src = lost_file()
     local p = dir .. "/shrinking.data"
-    util.write(p, util.read(src))
-    local size = #util.read(p)
+    local bytes = util.read(src)
+    util.write(p, bytes)
+    local size = #bytes
     local f = assert(perf.open(p))
     local n = 0
     -- (through the mapping, the first read past the new end is a SIGBUS)

@@ -653,8 +653,9 @@ int perfdata__open(const char *path, const struct perfdata_opts *opts,
 			 * costs more than decoding it.  The records themselves
 			 * are read through windows (window_next), the rest of
 			 * the file through the mapping.  (A file truncated while
-			 * we read it faults through the mapping, as it does in
-			 * perf.)
+			 * its header or sections are read faults through the
+			 * mapping, as it does in perf; one cut while its records
+			 * are read ends there, window_fill.)
 			 */
 			pd->map = mmap(NULL, pd->len, PROT_READ, MAP_PRIVATE, fd, 0);
 			if (pd->map == MAP_FAILED) {
