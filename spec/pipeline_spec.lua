@@ -117,4 +117,22 @@ describe("pipeline: big blocks", function()
       end
     end
   end)
+
+  -- perf.prefault: a helper thread faults in the pages of new blocks
+  it("are faulted in ahead by the prefault helper, which never changes a word the caller wrote", function()
+    local bin = util.build_with_core(util.root .. "/spec/harness/bigmem_check.c", "bigmem_check",
+      "-O1 -g -Wall -Wextra -Werror")
+    local plain, ok = util.sh(util.q(bin))
+    assert(ok, plain)
+    local text, ok2 = util.sh(util.q(bin) .. " prefault")
+    assert(ok2, text)
+    for _, k in ipairs({ "grow=ok", "calloc=ok", "u64map=ok", "slots=ok", "keytab=ok", "child=0" }) do
+      assert.truthy(text:find(k, 1, true), k .. " in:\n" .. text)
+    end
+    if not util.preload then
+      -- untouched pages stay out without the helper, come in with it
+      assert.truthy(plain:find("faulted_in=0", 1, true), plain)
+      assert.truthy(text:find("faulted_in=1", 1, true), text)
+    end
+  end)
 end)

@@ -429,4 +429,23 @@ describe("luaperf report and flame", function()
       end
     end
   end)
+
+  -- perf.prefault's helper (on in these commands) faults in pages, and
+  -- changes nothing they hold
+  it("print the same with the prefault helper off", function()
+    for _, cmd in ipairs({ "report --stdio --children -g", "report --stdio --no-children",
+                           "flame --format folded -o -", "script" }) do
+      local a, aok, aerr = util.luaperf_split(cmd .. " -i " .. data)
+      local b, bok, berr = util.luaperf_split(cmd .. " -i " .. data, "LUAPERF_PREFAULT=0 ")
+      assert.is_true(aok, aerr)
+      assert.is_true(bok, berr)
+      assert.is_true(a == b, cmd .. ": " .. first_diff(a, b))
+      assert.is_true(#a > 1000, cmd)
+    end
+    local out = util.run_lua(dir .. "/prefault.lua", [[
+      local perf = require "perf"
+      print(perf.prefault(true), perf.prefault(true), perf.prefault(false), perf.prefault(true))
+    ]])
+    assert.are.equal("true\ttrue\ttrue\ttrue\n", out)
+  end)
 end)

@@ -1,8 +1,10 @@
-/* perf.caps(): what perf_events allows on this machine; perf.setenv(). */
+/* perf.caps(): what perf_events allows on this machine; perf.setenv(),
+ * perf.prefault(). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "base/bigmem.h"
 #include "event/caps.h"
 #include "binding.h"
 
@@ -68,8 +70,43 @@ static int l_setenv(lua_State *L)
 	return 1;
 }
 
+/* The helper thread is stopped before the state closes: the module's
+ * code may be unloaded then (package's CLIBS, finalized after this). */
+static int prefault_gc(lua_State *L)
+{
+	(void)L;
+	(void)bigmem__prefault(0);
+	return 0;
+}
+
+/* perf.prefault(on) -> true | nil, msg, errno: bigmem__prefault. */
+static int l_prefault(lua_State *L)
+{
+	int on = lua_toboolean(L, 1), rc;
+
+	luaL_checkany(L, 1);
+	if (on) {
+		lua_getfield(L, LUA_REGISTRYINDEX, "perf.prefault");
+		if (lua_isnil(L, -1)) {
+			lua_newuserdatauv(L, 1, 0);
+			lua_newtable(L);
+			lua_pushcfunction(L, prefault_gc);
+			lua_setfield(L, -2, "__gc");
+			lua_setmetatable(L, -2);
+			lua_setfield(L, LUA_REGISTRYINDEX, "perf.prefault");
+		}
+		lua_pop(L, 1);
+	}
+	if ((rc = bigmem__prefault(on)) < 0)
+		return lperf_fail(L, "cannot start the prefault thread", -rc);
+	lua_pushboolean(L, 1);
+	return 1;
+}
+
 void lperf_open_sys(lua_State *L)
 {
+	lua_pushcfunction(L, l_prefault);
+	lua_setfield(L, -2, "prefault");
 	lua_pushcfunction(L, l_setenv);
 	lua_setfield(L, -2, "setenv");
 	lua_pushcfunction(L, l_caps);

@@ -23,6 +23,15 @@ void *bigmem__calloc(size_t n, size_t size);
 void *bigmem__realloc(void *p, size_t bytes);
 void *bigmem__malloc(size_t bytes);
 void bigmem__free(void *p);
+/*
+ * on: a helper thread faults in the pages of every mapping made from now
+ * on (and of a grown mapping's new bytes) ahead of the caller, so that its
+ * first touches do not wait for the kernel to zero them; the blocks'
+ * contents are never changed.  0: stops and joins the helper (before the
+ * code is unloaded).  Process-wide; a forked child has none.  Nothing in a
+ * sanitizer build (no mappings).  0 or -errno (pthread_create's).
+ */
+int bigmem__prefault(int on);
 /* Whether p has a mapping of its own (the specs check the advice). */
 int bigmem__mapped(const void *p);
 

@@ -34,6 +34,11 @@ local function restore_tunables()
   end
 end
 
+-- The commands that read a perf.data file build tables of hundreds of MB
+-- on system-wide recordings; a helper thread faults their pages in ahead
+-- of them (perf.prefault).  LUAPERF_PREFAULT=0 leaves it off.
+local reads_files = { report = true, flame = true, script = true }
+
 function M.main(argv)
   restore_tunables()
   local args = {}
@@ -51,6 +56,10 @@ function M.main(argv)
   for _, c in ipairs(commands) do if c[1] == name then known = true end end
   local ok, cmd
   if known then ok, cmd = pcall(require, "perf.cli." .. name) end
+  if ok and reads_files[name] and os.getenv("LUAPERF_PREFAULT") ~= "0" then
+    local core = require "perf.core"
+    core.prefault(true)   -- without it (no thread), the command runs as it would
+  end
   if not known then
     io.stderr:write("luaperf: unknown command '", name, "'\n")
     usage(io.stderr)
