@@ -181,6 +181,27 @@ int main(int argc, char **argv)
 	CHECK(z != NULL && z[9] == 0 && !bigmem__mapped(z));
 	bigmem__free(z);
 	CHECK(bigmem__calloc(SIZE_MAX / 4, 8) == NULL);
+	/* recalloc: zeroes past the old size, in a mapping shrunk in place
+	 * (its old bytes still there), grown by mremap, and from malloc */
+	{
+		unsigned char *r = bigmem__malloc((size_t)8 << 20);
+		size_t k;
+		CHECK(r != NULL);
+		memset(r, 0xab, (size_t)8 << 20);
+		CHECK((r = bigmem__realloc(r, (size_t)1 << 20)) != NULL);
+		CHECK((r = bigmem__recalloc(r, (size_t)6 << 20)) != NULL);
+		CHECK((r = bigmem__recalloc(r, (size_t)20 << 20)) != NULL);
+		for (k = 0; k < ((size_t)20 << 20); k += 509)
+			CHECK(r[k] == (k < ((size_t)1 << 20) ? 0xab : 0));
+		bigmem__free(r);
+		CHECK((r = bigmem__malloc(1000)) != NULL);
+		memset(r, 0xcd, 1000);
+		CHECK((r = bigmem__recalloc(r, 5000)) != NULL);
+		CHECK((r = bigmem__recalloc(r, (size_t)3 << 20)) != NULL);
+		for (k = 0; k < ((size_t)3 << 20); k += 7)
+			CHECK(r[k] == (k < 1000 ? 0xcd : 0));
+		bigmem__free(r);
+	}
 	bigmem__free(NULL);
 	printf("calloc=ok\n");
 

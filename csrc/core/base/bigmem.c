@@ -298,6 +298,26 @@ void *bigmem__realloc(void *p, size_t bytes)
 	return n + 1;
 }
 
+void *bigmem__recalloc(void *p, size_t bytes)
+{
+	struct hdr *h = p ? (struct hdr *)p - 1 : NULL;
+	size_t old = h ? h->size : 0, end = bytes;
+	char *n;
+
+	/* Zeroed by hand: the bytes an existing mapping held (a block shrunk
+	 * in place keeps old data there) or that malloc gave.  The pages
+	 * mremap adds and a new mapping's are zero already. */
+	if (h && h->map) {
+		if (end > h->map - sizeof *h)
+			end = h->map - sizeof *h;
+	} else if (wants_map(bytes)) {
+		end = old;
+	}
+	if ((n = bigmem__realloc(p, bytes)) && end > old)
+		memset(n + old, 0, end - old);
+	return n;
+}
+
 void bigmem__free(void *p)
 {
 	struct hdr *h;

@@ -21,6 +21,9 @@ void *bigmem__calloc(size_t n, size_t size);
  * p untouched.  The bytes beyond the old size are undefined (zero for a
  * block that has its own mapping). */
 void *bigmem__realloc(void *p, size_t bytes);
+/* bigmem__realloc, and the bytes beyond the old size are zero (a grown
+ * mapping's new pages are not written: they are zero, and untouched). */
+void *bigmem__recalloc(void *p, size_t bytes);
 void *bigmem__malloc(size_t bytes);
 void bigmem__free(void *p);
 /*

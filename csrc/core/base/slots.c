@@ -64,9 +64,8 @@ static inline int double_in_place(void **table, size_t *n, size_t size,
 		;
 	if (e == old)
 		return -EINVAL;   /* full: no run has a start */
-	if (old > SIZE_MAX / 2 / size || !(t = bigmem__realloc(t, 2 * old * size)))
+	if (old > SIZE_MAX / 2 / size || !(t = bigmem__recalloc(t, 2 * old * size)))
 		return -ENOMEM;
-	memset(t + old * size, 0, old * size);
 	for (i = 1; i < old; i++) {
 		unsigned char *at = t + ((e + i) & (old - 1)) * size;
 		uint64_t h;

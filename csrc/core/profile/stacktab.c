@@ -454,11 +454,9 @@ static int add_stripped(struct stacktab *st, const uint64_t *addrs, unsigned nr,
 			return -ENOMEM;
 		st->e = e;
 		if (st->w) {
-			uint64_t *nw2 = bigmem__realloc(st->w, cap * STACKTAB_MAX_WEIGHTS * sizeof *nw2);
+			uint64_t *nw2 = bigmem__recalloc(st->w, cap * STACKTAB_MAX_WEIGHTS * sizeof *nw2);
 			if (!nw2)
 				return -ENOMEM;
-			memset(nw2 + st->cap * STACKTAB_MAX_WEIGHTS, 0,
-			       (cap - st->cap) * STACKTAB_MAX_WEIGHTS * sizeof *nw2);
 			st->w = nw2;
 		}
 		st->cap = cap;
