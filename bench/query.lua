@@ -1,6 +1,9 @@
 -- One query of the query API on a perf.data file, its rows printed (the
 -- work a user's script does): lua5.4 bench/query.lua FILE NAME
 local perf = require "perf"
+-- as luaperf report does: the tables' pages faulted in on a helper thread
+-- (docs/reference.md, perf.prefault; LUAPERF_PREFAULT=0 leaves it off)
+if os.getenv("LUAPERF_PREFAULT") ~= "0" then assert(perf.prefault(true)) end
 local path, name = arg[1], arg[2]
 local f = assert(perf.open(path))
 local queries = {
