@@ -190,27 +190,37 @@ describe("dynamic probes", function()
     assert(s:start())
     local args, chains, bad = {}, 0, nil
     local sym = perf.symbolizer()
+    local recs = {}
     local function drain()
-      for r in s:records() do
-        sym:feed(r)
-        if r.type == "SAMPLE" then
-          args[#args + 1] = tonumber(r.regs.di)
-          -- at lib_step's entry its caller's frame is pie_step's, so fp
-          -- chains show lib_step, then main (as perf's do)
-          local names = {}
-          for _, a in ipairs(r.callchain) do
-            local f = sym:resolve(r.pid, a)
-            names[#names + 1] = f and f.name or "?"
-          end
-          if names[1] == "lib_step" and names[2] == "main" then chains = chains + 1
-          elseif not bad then bad = table.concat(names, ";") end
-        end
-      end
+      for r in s:records() do recs[#recs + 1] = r end
     end
     repeat local _, done = s:poll(20); drain() until done
     s:wait()
     drain()
     s:close()
+    -- the rings are drained one after the other, not merged by time: the
+    -- exec's COMM (which empties the pid's maps) can come from one CPU's
+    -- ring after the program's MMAP from another's; fed in time order
+    for i, r in ipairs(recs) do r.seq = i end
+    table.sort(recs, function(a, b)
+      if a.time ~= b.time then return a.time < b.time end
+      return a.seq < b.seq
+    end)
+    for _, r in ipairs(recs) do
+      sym:feed(r)
+      if r.type == "SAMPLE" then
+        args[#args + 1] = tonumber(r.regs.di)
+        -- at lib_step's entry its caller's frame is pie_step's, so fp
+        -- chains show lib_step, then main (as perf's do)
+        local names = {}
+        for _, a in ipairs(r.callchain) do
+          local f = sym:resolve(r.pid, a)
+          names[#names + 1] = f and f.name or "?"
+        end
+        if names[1] == "lib_step" and names[2] == "main" then chains = chains + 1
+        elseif not bad then bad = table.concat(names, ";") end
+      end
+    end
     assert.equal(n, #args)
     for i = 1, n do assert.equal(i, args[i]) end
     assert.equal(n, chains, bad)
