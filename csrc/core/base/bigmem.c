@@ -94,21 +94,23 @@ static void *pf_main(void *arg)
 	(void)arg;
 	pthread_mutex_lock(&pf_lock);
 	while (!pf_stop) {
-		struct hdr *h;
+		struct pf_range *r;
+		char *base;
 		size_t from, len;
 		if (!pf_n) {
 			pthread_cond_wait(&pf_work, &pf_lock);
 			continue;
 		}
 		/* the newest range first: the block the caller fills now */
-		h = pf_q[pf_n - 1].h;
-		from = pf_q[pf_n - 1].from;
-		len = pf_q[pf_n - 1].to - from < HUGE_SIZE ? pf_q[pf_n - 1].to - from : HUGE_SIZE;
-		if ((pf_q[pf_n - 1].from += len) >= pf_q[pf_n - 1].to)
+		r = &pf_q[pf_n - 1];
+		from = r->from;
+		len = r->to - from < HUGE_SIZE ? r->to - from : HUGE_SIZE;
+		pf_busy = r->h;
+		base = (char *)r->h;
+		if ((r->from += len) >= r->to)
 			pf_n--;
-		pf_busy = h;
 		pthread_mutex_unlock(&pf_lock);
-		pf_touch((char *)h + from, len);
+		pf_touch(base + from, len);
 		pthread_mutex_lock(&pf_lock);
 		pf_busy = NULL;
 		pthread_cond_broadcast(&pf_idle);
