@@ -98,11 +98,20 @@ end)
 -- hash slots) get mappings of their own from 2 MiB, advised for huge
 -- pages; a sanitizer build keeps them in malloc, where it sees overflows.
 describe("pipeline: big blocks", function()
+  -- the harness, built once, and its output without the helper
+  local bin, plain
+  local function harness()
+    if not bin then
+      bin = util.build_with_core(util.root .. "/spec/harness/bigmem_check.c", "bigmem_check",
+        "-O1 -g -Wall -Wextra -Werror")
+      local ok
+      plain, ok = util.sh(util.q(bin))
+      assert(ok, plain)
+    end
+    return bin, plain
+  end
   it("keep their contents through every growth, and big ones carry the huge-page advice; indexes grown in place find every slot", function()
-    local bin = util.build_with_core(util.root .. "/spec/harness/bigmem_check.c", "bigmem_check",
-      "-O1 -g -Wall -Wextra -Werror")
-    local text, ok = util.sh(util.q(bin))
-    assert(ok, text)
+    local _, text = harness()
     local t = {}
     for k, v in text:gmatch("([%w_]+)=(%-?%d+)") do t[k] = tonumber(v) end
     assert.are.same({ 1, 1, 3000, 1000000 }, { text:find("calloc=ok", 1, true) and 1,
@@ -120,10 +129,7 @@ describe("pipeline: big blocks", function()
 
   -- perf.prefault: a helper thread faults in the pages of new blocks
   it("are faulted in ahead by the prefault helper, which never changes a word the caller wrote", function()
-    local bin = util.build_with_core(util.root .. "/spec/harness/bigmem_check.c", "bigmem_check",
-      "-O1 -g -Wall -Wextra -Werror")
-    local plain, ok = util.sh(util.q(bin))
-    assert(ok, plain)
+    local bin, plain = harness()
     local text, ok2 = util.sh(util.q(bin) .. " prefault")
     assert(ok2, text)
     for _, k in ipairs({ "grow=ok", "calloc=ok", "u64map=ok", "slots=ok", "keytab=ok", "child=0" }) do

@@ -57,8 +57,8 @@ static uint64_t word(size_t i)
 }
 
 /* Resident pages of [p + 2 MiB, p + len): past the huge page that holds
- * bigmem's header, which the caller wrote. */
-static size_t resident(const char *p, size_t len)
+ * bigmem's header, which the caller wrote; *all: how many pages that is. */
+static size_t resident(const char *p, size_t len, size_t *all)
 {
 	size_t pg = (size_t)sysconf(_SC_PAGESIZE), n, i, r = 0;
 	uintptr_t a = ((uintptr_t)p + BIGMEM_MIN + pg - 1) & ~(uintptr_t)(pg - 1);
@@ -69,6 +69,7 @@ static size_t resident(const char *p, size_t len)
 	for (i = 0; i < n; i++)
 		r += v[i] & 1;
 	free(v);
+	*all = n;
 	return r;
 }
 
@@ -98,23 +99,20 @@ static void written_under_helper(void)
  * still out after 0.2 s (none); 1 resident, 0 not. */
 static int untouched_faulted_in(void)
 {
-	size_t len = (size_t)32 << 20, k, want;
+	size_t len = (size_t)32 << 20, k, in = 0, want = 1;
 	char *b = bigmem__malloc(len);
-	int all = 0;
 
 	CHECK(b != NULL);
-	want = ((uintptr_t)b + len - (((uintptr_t)b + BIGMEM_MIN + 4095) & ~(uintptr_t)4095)) /
-	       (size_t)sysconf(_SC_PAGESIZE);
-	for (k = 0; k < 500 && !all; k++) {
+	for (k = 0; k < 500; k++) {
 		struct timespec t = { 0, 10 * 1000 * 1000 };
-		all = resident(b, len) == want;
-		if (!all)
-			nanosleep(&t, NULL);
-		if (k == 20 && resident(b, len) == 0)
+		if ((in = resident(b, len, &want)) == want)
+			break;
+		if (k == 20 && in == 0)
 			break;   /* no helper at work */
+		nanosleep(&t, NULL);
 	}
 	bigmem__free(b);
-	return all;
+	return in == want;
 }
 
 int main(int argc, char **argv)

@@ -136,7 +136,6 @@ static void pf_child(void)
 	pf_n = 0;
 	pf_busy = NULL;
 	pf_running = 0;
-	pf_stop = 0;
 	pthread_mutex_unlock(&pf_lock);
 }
 
