@@ -73,6 +73,7 @@ build = {
             "csrc/core/record/record.c",
             "csrc/core/sample/offcpu.c",
             "csrc/core/sample/ring.c",
+            "csrc/core/sample/ringmerge.c",
             "csrc/core/sample/session.c",
             "csrc/core/sample/sigsample.c",
             "csrc/core/sample/workload.c",

@@ -198,14 +198,9 @@ describe("dynamic probes", function()
     s:wait()
     drain()
     s:close()
-    -- the rings are drained one after the other, not merged by time: the
-    -- exec's COMM (which empties the pid's maps) can come from one CPU's
-    -- ring after the program's MMAP from another's; fed in time order
-    for i, r in ipairs(recs) do r.seq = i end
-    table.sort(recs, function(a, b)
-      if a.time ~= b.time then return a.time < b.time end
-      return a.seq < b.seq
-    end)
+    -- fed as they come: a drain merges the rings by time, so the exec's
+    -- COMM (which empties the pid's maps) comes before the program's MMAP
+    -- whichever CPU's ring holds each
     for _, r in ipairs(recs) do
       sym:feed(r)
       if r.type == "SAMPLE" then

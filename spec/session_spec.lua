@@ -251,6 +251,38 @@ describe("perf.session", function()
     end
   end)
 
+  it("a drain merges the rings by time: a command moved between CPUs reads in order", function()
+    -- the program burns on CPU 0, 1, 0, 1 in turn: each ring holds two
+    -- of the four stretches, and one drain after the command must read
+    -- them in the order they ran (the rings drained one after the other
+    -- gave CPU 0's two stretches, then CPU 1's)
+    local online = util.read("/sys/devices/system/cpu/online") or ""
+    if not online:match("^0%-%d") and not online:match("^0,1") then
+      return pending("needs CPUs 0 and 1 online: " .. online)
+    end
+    local runs = {}
+    for i = 1, 4 do runs[i] = "taskset -c " .. (i + 1) % 2 .. " " .. prog() .. " 0.04" end
+    local s = assert(perf.session{ events = { "cpu-clock" }, period = 1000000,
+      cmd = util.target_argv{ "sh", "-c", table.concat(runs, "; ") } })
+    assert(s:start())
+    assert.equal(0, s:wait())
+    local last, samples, switches, cpu, comm = 0, 0, 0, nil, {}
+    for r in s:records() do
+      assert.is_true(r.time >= last, ("%s at %d after %d"):format(r.type, r.time, last))
+      last = r.time
+      if r.type == "COMM" then comm[r.pid] = r.comm end
+      if r.type == "SAMPLE" and comm[r.pid] == "busyprog" then
+        samples = samples + 1
+        if cpu and r.cpu ~= cpu then switches = switches + 1 end
+        cpu = r.cpu
+      end
+    end
+    s:close()
+    assert.is_true(samples >= 80, "samples: " .. samples)
+    -- CPU 0, 1, 0, 1: at least three changes between them in time order
+    assert.is_true(switches >= 3, "changes of CPU in time order: " .. switches)
+  end)
+
   it("frequency mode carries PERIOD and the profile weights by it", function()
     -- page-faults in frequency mode: the kernel retunes the period as the
     -- rate changes; the periods must sum to the faults the program counted

@@ -138,7 +138,6 @@ void perfdata__attr_name(const struct perf_event_attr *a, char *buf, size_t n);
 
 /* perfdata_order.c */
 void perfdata__chunk_put(struct chunk *c);
-uint64_t perfdata__record_time(struct perfdata *pd, const uint8_t *r, uint32_t size);
 int perfdata__sort_queue(struct perfdata *pd);
 int perfdata__start_flush(struct perfdata *pd, uint64_t limit);
 int perfdata__enqueue(struct perfdata *pd, const uint8_t *p, uint32_t size, uint64_t time,

@@ -24,59 +24,6 @@ void perfdata__chunk_put(struct chunk *c)
 	}
 }
 
-/* -------------------------------------------------------- timestamps */
-
-/* The attr a kernel record belongs to, found by its sample id like perf does. */
-static const struct perf_event_attr *attr_of(struct perfdata *pd, const uint8_t *r, uint32_t size)
-{
-	const struct perf_event_attr *a0 = &pd->attrs[0].attr;
-	uint64_t st = a0->sample_type;
-	int idx;
-
-	if (pd->nr_attrs == 1 || !(st & (PERF_SAMPLE_ID | PERF_SAMPLE_IDENTIFIER)))
-		return a0;
-	if (rd32(r) == PERF_RECORD_SAMPLE) {
-		unsigned pos = 8;
-		if (!(st & PERF_SAMPLE_IDENTIFIER))
-			pos += 8 * (!!(st & PERF_SAMPLE_IP) + !!(st & PERF_SAMPLE_TID) +
-				    !!(st & PERF_SAMPLE_TIME) + !!(st & PERF_SAMPLE_ADDR));
-		if (pos + 8 > size)
-			return a0;
-		idx = perfdata__idx_of_id(pd, rd64(r + pos));
-	} else {
-		unsigned back = 8;
-		if (!a0->sample_id_all)
-			return a0;
-		if (!(st & PERF_SAMPLE_IDENTIFIER))
-			back += 8 * (!!(st & PERF_SAMPLE_CPU) + !!(st & PERF_SAMPLE_STREAM_ID));
-		if (back + 8 > size)
-			return a0;
-		idx = perfdata__idx_of_id(pd, rd64(r + size - back));
-	}
-	return idx >= 0 ? &pd->attrs[idx].attr : a0;
-}
-
-/* The record's time, or 0 when it carries none (delivered at once, like perf). */
-uint64_t perfdata__record_time(struct perfdata *pd, const uint8_t *r, uint32_t size)
-{
-	const struct perf_event_attr *a = attr_of(pd, r, size);
-	uint64_t st = a->sample_type;
-	unsigned pos;
-
-	if (!(st & PERF_SAMPLE_TIME))
-		return 0;
-	if (rd32(r) == PERF_RECORD_SAMPLE) {
-		pos = 8 + 8 * (!!(st & PERF_SAMPLE_IDENTIFIER) + !!(st & PERF_SAMPLE_IP) +
-			       !!(st & PERF_SAMPLE_TID));
-		return pos + 8 <= size ? rd64(r + pos) : 0;
-	}
-	if (!a->sample_id_all)
-		return 0;
-	pos = 8 * (1 + !!(st & PERF_SAMPLE_IDENTIFIER) + !!(st & PERF_SAMPLE_CPU) +
-		   !!(st & PERF_SAMPLE_STREAM_ID) + !!(st & PERF_SAMPLE_ID));
-	return pos + 8 <= size ? rd64(r + size - pos) : 0;
-}
-
 /* ------------------------------------------------------------- ordering */
 
 static int qent_less(const struct qent *a, const struct qent *b)

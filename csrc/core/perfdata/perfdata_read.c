@@ -1094,7 +1094,7 @@ int perfdata__next(struct perfdata *pd, struct perfdata_rec *out)
 				c->refs++;
 			return deliver(pd, out, p, size, ext, off, 0, c);
 		}
-		time = pd->opts.unordered ? 0 : perfdata__record_time(pd, p, size);
+		time = pd->opts.unordered ? 0 : record__time(pd->evtab, p, size);
 		if (time == 0 || time == UINT64_MAX) {
 			if (c)
 				c->refs++;

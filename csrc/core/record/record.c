@@ -374,6 +374,44 @@ int record__sample_event(const struct evtab *t, const void *buf, size_t size)
 	return find_event(t, buf, size, 1);
 }
 
+uint64_t record__time(const struct evtab *t, const void *buf, size_t size)
+{
+	const uint8_t *p = buf;
+	const struct perf_event_attr *a;
+	uint32_t type;
+	uint64_t st, v;
+	size_t pos;
+	int idx;
+
+	if (!t || evtab__count(t) == 0 || size < sizeof(struct perf_event_header))
+		return 0;
+	memcpy(&type, p, sizeof type);
+	idx = find_event(t, p, size, type == PERF_RECORD_SAMPLE);
+	/* an id nobody announced: the first event's layout, as perf guesses */
+	a = evtab__attr(t, idx >= 0 ? idx : 0);
+	st = a->sample_type;
+	if (!(st & PERF_SAMPLE_TIME))
+		return 0;
+	if (type == PERF_RECORD_SAMPLE) {
+		pos = 8 + 8 * (size_t)bits_count(st & (PERF_SAMPLE_IDENTIFIER |
+			PERF_SAMPLE_IP | PERF_SAMPLE_TID));
+		if (pos + 8 > size)
+			return 0;
+	} else {
+		/* the trailer's time, counted back from its end */
+		size_t back;
+		if (!a->sample_id_all)
+			return 0;
+		back = 8 * (1 + (size_t)bits_count(st & (PERF_SAMPLE_IDENTIFIER |
+			PERF_SAMPLE_CPU | PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_ID)));
+		if (back + 8 > size)
+			return 0;
+		pos = size - back;
+	}
+	memcpy(&v, p + pos, sizeof v);
+	return v;
+}
+
 /* The fixed part of each kernel record type after the header. */
 static int body(struct cur *c, const struct evtab *t, struct record *r)
 {

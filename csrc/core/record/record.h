@@ -147,6 +147,11 @@ int record__decode(const struct evtab *t, const void *buf, size_t len,
  * record__decode finds it; -1 when none is known. */
 int record__sample_event(const struct evtab *t, const void *buf, size_t size);
 
+/* A kernel record's time (a sample's field or the sample_id_all trailer's),
+ * as perf reads it for ordering: 0 when the record carries none.  A record
+ * of an unknown id is read with the first event's layout. */
+uint64_t record__time(const struct evtab *t, const void *buf, size_t size);
+
 /* Whether a call chain's context marker puts the addresses after it in the
  * kernel (the host's or a guest's). */
 static inline int record__kernel_context(uint64_t v)

@@ -19,6 +19,7 @@ struct ring {
 	uint8_t *data;
 	uint64_t *bounce;          /* one record of up to 64 KiB, u64-aligned */
 	size_t *offs;              /* overwrite rings: record offsets of a snapshot */
+	uint64_t head, tail;       /* a drain in steps: what ring__begin took, where it is */
 };
 
 int ring__mmap(int fd, size_t data_pages, int overwrite, struct ring **out)
@@ -92,38 +93,64 @@ static uint16_t size_at(const struct ring *r, uint64_t pos)
 	return h->size;  /* headers never straddle: sizes are u64 multiples */
 }
 
+int ring__begin(struct ring *r)
+{
+	if (r->overwrite)
+		return -EINVAL;
+	r->head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE);
+	r->tail = r->meta->data_tail;
+	return 0;
+}
+
+const struct perf_event_header *ring__peek(struct ring *r, int *err)
+{
+	size_t size;
+
+	if (r->head - r->tail < sizeof(struct perf_event_header))
+		return NULL;
+	size = size_at(r, r->tail);
+	if (size < sizeof(struct perf_event_header) || (size & 7) || size > r->head - r->tail) {
+		/* Where the next record starts cannot be known: what the
+		 * kernel published is dropped, so the ring goes on with what
+		 * comes next instead of stalling here. */
+		r->tail = r->head;
+		*err = -EIO;
+		return NULL;
+	}
+	return at(r, r->tail, size);
+}
+
+void ring__next(struct ring *r)
+{
+	if (r->head - r->tail >= sizeof(struct perf_event_header))
+		r->tail += size_at(r, r->tail);
+}
+
+void ring__end(struct ring *r)
+{
+	__atomic_store_n(&r->meta->data_tail, r->tail, __ATOMIC_RELEASE);
+}
+
 int ring__drain(struct ring *r,
 		int (*fn)(void *arg, const struct perf_event_header *rec),
 		void *arg)
 {
-	uint64_t head, tail;
-	int n = 0, rc = 0;
+	const struct perf_event_header *h;
+	int n = 0, err = 0;
 
-	if (r->overwrite)
-		return -EINVAL;
-	head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE);
-	tail = r->meta->data_tail;
-	while (head - tail >= sizeof(struct perf_event_header)) {
-		size_t size = size_at(r, tail);
-		int v;
-		if (size < sizeof(struct perf_event_header) || (size & 7) || size > head - tail) {
-			/* Where the next record starts cannot be known: what
-			 * the kernel published is dropped, so the ring goes on
-			 * with what comes next instead of stalling here. */
-			tail = head;
-			rc = -EIO;
-			break;
-		}
-		v = fn(arg, at(r, tail, size));
+	if ((err = ring__begin(r)) < 0)
+		return err;
+	while ((h = ring__peek(r, &err))) {
+		int v = fn(arg, h);
 		if (v < 0)
 			break;
-		tail += size;
+		ring__next(r);
 		n++;
 		if (v > 0)
 			break;
 	}
-	__atomic_store_n(&r->meta->data_tail, tail, __ATOMIC_RELEASE);
-	return rc ? rc : n;
+	ring__end(r);
+	return err ? err : n;
 }
 
 size_t ring__pending(const struct ring *r)

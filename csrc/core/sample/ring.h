@@ -36,6 +36,19 @@ int ring__drain(struct ring *r,
 		void *arg);
 
 /*
+ * The same drain in steps, for merging rings by time: ring__begin takes
+ * data_head; ring__peek gives the next whole record before it (NULL at the
+ * end, or NULL with *err = -EIO when the ring is corrupt, as ring__drain);
+ * ring__next consumes it; ring__end publishes data_tail.  A peeked record
+ * stays valid until this ring's next ring__next or ring__end (each ring
+ * has its own bounce buffer).  Not for overwrite rings (-EINVAL).
+ */
+int ring__begin(struct ring *r);
+const struct perf_event_header *ring__peek(struct ring *r, int *err);
+void ring__next(struct ring *r);
+void ring__end(struct ring *r);
+
+/*
  * Overwrite (backward) rings: pauses the kernel's output
  * (PERF_EVENT_IOC_PAUSE_OUTPUT), walks from data_head over at most one
  * ring's worth of whole records, calls fn on them oldest first (same

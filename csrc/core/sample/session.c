@@ -20,6 +20,7 @@
 #include "base/perf_sys.h"
 #include "sample/offcpu.h"
 #include "sample/ring.h"
+#include "sample/ringmerge.h"
 #include "sample/session.h"
 #include "sample/workload.h"
 
@@ -39,6 +40,7 @@ struct session {
 	int nfds;
 	struct ring **rings;
 	int nrings;
+	struct ringmerge *merge;   /* the rings drained together, oldest first */
 	uint64_t **ids;    /* per event: its ids */
 	size_t *nids;
 	int nevents;
@@ -270,6 +272,7 @@ void session__close(struct session *s)
 
 	if (!s)
 		return;
+	ringmerge__delete(s->merge);
 	for (i = 0; i < s->nrings; i++)
 		ring__unmap(s->rings[i]);
 	for (i = 0; i < s->nfds; i++)
@@ -580,6 +583,8 @@ int session__open(const struct session_opts *o, struct session **out,
 		rc = -ENOMEM;
 		goto fail;
 	}
+	if (!o->overwrite && (rc = ringmerge__new(s->rings, s->nrings, s->evtab, &s->merge)))
+		goto fail;
 	for (i = 0; i < s->nfds; i++) {
 		s->pfd[i].fd = s->fds[i].fd;
 		s->pfd[i].events = POLLIN;
@@ -782,7 +787,7 @@ static int offcpu_flush(struct raw_ctx *c, int *total)
 int session__drain_raw(struct session *s, session_raw_fn fn, void *arg)
 {
 	struct raw_ctx c = { s, fn, arg, 0, 0 };
-	int i, total = 0;
+	int n, corrupt, total = 0;
 	/* after a whole pass, every record up to this time has been fed */
 	uint64_t pass_mark = s->oc ? offcpu__seen(s->oc) : 0;
 
@@ -794,28 +799,23 @@ int session__drain_raw(struct session *s, session_raw_fn fn, void *arg)
 	/* what an earlier call left (its consumer stopped) */
 	if (s->oc && offcpu_flush(&c, &total))
 		return c.err ? c.err : total;
-	for (i = 0; i < s->nrings; i++) {
-		int n = ring__drain(s->rings[i], s->oc ? offcpu_one : raw_one, &c);
-		if (n == -EIO) {
-			/* The ring dropped what it could not frame and goes on:
-			 * counted like a record that does not decode. */
-			s->st.errors++;
-			snprintf(s->last_error, sizeof s->last_error,
-				 "ring %d held a record of a bad size: the data after it was dropped", i);
-		} else if (n < 0) {
-			return n;
-		} else {
-			total += n;
-		}
-		/* The record fn failed on stays in its ring for the next call. */
-		if (c.err) {
-			snprintf(s->last_error, sizeof s->last_error,
-				 "draining ring %d: %s", i, strerror(-c.err));
-			return c.err;
-		}
-		/* fn asked to stop: leave the other rings for the next call. */
-		if (c.stopped)
-			break;
+	n = ringmerge__drain(s->merge, s->oc ? offcpu_one : raw_one, &c, &corrupt);
+	if (corrupt) {
+		/* Those rings dropped what they could not frame and go on:
+		 * counted like records that do not decode. */
+		s->st.errors += (uint64_t)corrupt;
+		snprintf(s->last_error, sizeof s->last_error,
+			 "%d ring%s held a record of a bad size: the data after it was dropped",
+			 corrupt, corrupt > 1 ? "s" : "");
+	}
+	if (n < 0)
+		return n;
+	total += n;
+	/* The record fn failed on stays in its ring for the next call. */
+	if (c.err) {
+		snprintf(s->last_error, sizeof s->last_error,
+			 "draining the rings: %s", strerror(-c.err));
+		return c.err;
 	}
 	if (s->oc && !c.stopped) {
 		/* a whole pass: stopped events have no records left to come */
