@@ -12,7 +12,7 @@ local queries = {
   sym_children = function() return f:report{ by = "sym", children = true } end,
   dso_of_gzip = function() return f:report{ by = "dso", where = { comm = "gzip" } } end,
   cpu = function() return f:report{ by = "cpu" } end,
-  callers = function() return f:paths{ ending = "longest_match", top = 20 } end,
+  callers = function() return f:paths{ ending = "_PyObject_Malloc", top = 20 } end,
   timeline = function() return f:timeline{ bucket = 1, by = "comm" } end,
 }
 local q = assert(queries[name], "unknown query " .. tostring(name))

@@ -56,7 +56,7 @@ comm|f:report{ by = "comm" }|perf report --stdio --no-children -g none --sort co
 sym_children|f:report{ by = "sym", children = true }|perf report --stdio --children -g none --sort sym
 dso_of_gzip|f:report{ by = "dso", where = { comm = "gzip" } }|perf report --stdio --no-children -g none --comms gzip --sort dso
 cpu|f:report{ by = "cpu" }|perf report --stdio --no-children -g none --sort cpu
-callers|f:paths{ ending = "longest_match", top = 20 }|perf report --stdio --no-children -G --symbols longest_match
+callers|f:paths{ ending = "_PyObject_Malloc", top = 20 }|perf report --stdio --no-children -G --symbols _PyObject_Malloc
 timeline|f:timeline{ bucket = 1, by = "comm" }|perf script -F comm,time
 TABLE
 done
