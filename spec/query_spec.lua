@@ -241,6 +241,67 @@ describe("f:report", function()
     assert.are.equal(0, #f:report{ by = "sym", where = { sym = "leaf_" } })
   end)
 
+  it("where comm by exact names reads as by the same names as patterns, on real recordings", function()
+    -- exact names let the pass leave other commands' samples out (a
+    -- thread still unnamed keeps its own); a '^...$' pattern does not:
+    -- both must give the same rows, here and on the perf.data corpus
+    local files = { data }
+    local corpus = util.root .. "/../shared/perfdata-corpus"
+    for name in (util.sh("ls " .. util.q(corpus) .. " 2>/dev/null")):gmatch("[^\n]+") do
+      if name:match("^perf%.data%.") then files[#files + 1] = corpus .. "/" .. name end
+    end
+    local function pattern(name) return "^" .. name:gsub("%p", "%%%0") .. "$" end
+    local compared = 0
+    for _, path in ipairs(files) do
+      local g = perf.open(path)
+      local comms = g and select(2, pcall(g.report, g, { by = "comm", weight = "samples" }))
+      if type(comms) == "table" then
+        for i = 1, math.min(3, #comms) do
+          for _, q in ipairs({ { by = { "comm", "dso", "sym" } }, { by = "sym", children = true } }) do
+            local c = comms[i].comm
+            local exact = g:report{ by = q.by, children = q.children, where = { comm = c } }
+            local pat = g:report{ by = q.by, children = q.children, where = { comm = pattern(c) } }
+            assert.are.equal(#pat, #exact, path .. " " .. c)
+            assert.are.equal(pat.total, exact.total, path .. " " .. c)
+            for k = 1, #pat do
+              assert.are.same(pat[k], exact[k], path .. " " .. c)
+            end
+            compared = compared + 1
+          end
+        end
+        -- two names at once, as a list
+        if #comms >= 2 then
+          local names = { comms[1].comm, comms[2].comm }
+          local a = g:report{ by = "comm", where = { comm = names } }
+          local b = g:report{ by = "comm", where = { comm = { pattern(names[1]), pattern(names[2]) } } }
+          assert.are.same(b, a)
+        end
+      end
+      if g then g:close() end
+    end
+    assert.is_true(compared >= 2 * 3, "comparisons: " .. compared)
+  end)
+
+  it("a profile told the commands to keep leaves the others out, and unnamed threads in", function()
+    local all = assert(f:profile{ threads = false, keep_comms = nil })
+    local some = assert(f:profile{ keep_comms = { "python3" } })
+    local n_all, n_py = 0, 0
+    for e in all:stacks() do
+      n_all = n_all + e.count
+      if e.comm == "python3" then n_py = n_py + e.count end
+    end
+    local n_some, others = 0, {}
+    for e in some:stacks() do
+      n_some = n_some + e.count
+      if e.comm ~= "python3" then others[#others + 1] = e.comm end
+    end
+    assert.is_true(n_py > 0 and n_py < n_all)
+    assert.is_true(n_some >= n_py and n_some < n_all, n_some .. " of " .. n_all)
+    -- what is left besides python3 is threads with no name of their own
+    for _, c in ipairs(others) do assert.is_truthy(c:match("^:%d+$"), c) end
+    assert.has_error(function() f:profile{ keep_comms = { 1 } } end)
+  end)
+
   it("counts samples or period, and keeps the top rows", function()
     local s = f:report{ by = "comm", weight = "samples" }
     local total = 0

@@ -861,7 +861,8 @@ static int comm_to_table(void *arg, uint32_t pid, uint32_t tid, const char *comm
  * when sampled, a frame with a dso and no symbol; symbols = true with
  * max_stack = 1: each leaf is the symbol it was in, one place of it;
  * threads = false with either: such stacks keyed by command name, not by
- * thread: pid and tid -1)
+ * thread: pid and tid -1; keep_comms = { names }: a hint for a report
+ * filtered by those command names, threads__keep)
  * (perfdata__profile: the core builds it).  Without a symbolizer, one made
  * here serves the file (p:symbolizer()); symbolizer = false: none. */
 static int file_profile(lua_State *L)
@@ -907,6 +908,25 @@ static int file_profile(lua_State *L)
 			sink.fn = lua_gettop(L);
 			o.comm = comm_to_table;
 			o.comm_arg = &sink;
+		}
+		lua_getfield(L, 2, "keep_comms");
+		if (!lua_isnil(L, -1)) {
+			size_t i, n;
+			const char **names;
+			luaL_checktype(L, -1, LUA_TTABLE);
+			n = lua_rawlen(L, -1);
+			/* a userdata, so the array goes with the call's stack; the
+			 * strings stay in the table, which stays there too */
+			names = lua_newuserdata(L, (n ? n : 1) * sizeof *names);
+			for (i = 0; i < n; i++) {
+				lua_rawgeti(L, -2, (lua_Integer)i + 1);
+				if (lua_type(L, -1) != LUA_TSTRING)
+					return luaL_error(L, "f:profile: keep_comms must be a list of names");
+				names[i] = lua_tostring(L, -1);
+				lua_pop(L, 1);
+			}
+			o.keep_comms = names;
+			o.nkeep_comms = n;
 		}
 		lua_getfield(L, 2, "progress");
 		if (!lua_isnil(L, -1)) {

@@ -106,6 +106,20 @@ local function matches(want, v)
 end
 M.matches = matches
 
+-- The names a where comm value matches exactly (a name or a list of
+-- names, no pattern), sorted; nil when it may match others.
+local function exact_names(want)
+  local list = type(want) == "table" and want or { want }
+  local out = {}
+  for i, w in ipairs(list) do
+    if type(w) ~= "string" or w:sub(1, 1) == "^" then return nil end
+    out[i] = w
+  end
+  if #out == 0 or (type(want) == "table" and #out ~= #want) then return nil end
+  table.sort(out)
+  return out
+end
+
 -- A where table as a predicate over a stack of a stack list.
 local function list_filter(where)
   if where == nil then return nil end
@@ -176,7 +190,7 @@ local function file_view(f, need)
   -- leaves: the sampled ip alone; and without frame keys not even that
   local depth = need.leaves and (need.frames and (need.objects and "obj" or "1") or "0") or "all"
   local pkey = table.concat({ split, tostring(need.bucket or ""), depth,
-    need.fold and "fold" or "" }, "|")
+    need.fold and "fold" or "", need.comms and table.concat(need.comms, "\0") or "" }, "|")
   local pe = c.profiles[pkey]
   if not pe then
     local dwarf = stacks.is_dwarf(f)
@@ -188,7 +202,10 @@ local function file_view(f, need)
     local p, info = f:profile{ symbolizer = c.sym, mark_truncated = dwarf or nil,
       max_stack = need.leaves and 1 or nil, frames = depth ~= "0", objects = need.objects,
       symbols = need.fold and not need.objects or nil, threads = not need.fold,
-      split = need.split, bucket = need.bucket }
+      split = need.split, bucket = need.bucket,
+      -- where comm names exact names: the pass leaves the others out (a
+      -- hint: the view's where still decides, so the rows are the same)
+      keep_comms = need.comms }
     if not p then error(info, 3) end
     pe = { p = p, info = info, dwarf = dwarf }
     c.profiles[pkey] = pe
@@ -312,8 +329,10 @@ local function needs(by, opts, paths)
   -- command's unless a key or filter names the thread
   local threads = has_key(by, "pid") or has_key(by, "tid") or has_key(by, "thread") or
     type(opts.where) == "table" and (opts.where.pid ~= nil or opts.where.tid ~= nil)
+  local comms = type(opts.where) == "table" and opts.where.comm ~= nil and
+    exact_names(opts.where.comm) or nil
   return { split = split, frames = frames, objects = leaves and frames and not symbols or nil,
-    leaves = leaves, lines = lines,
+    leaves = leaves, lines = lines, comms = comms,
     fold = leaves and frames and not lines and not threads or nil,
     -- rows, their call graphs and paths read a frame per symbol (paths
     -- are labels; lines are an address's)

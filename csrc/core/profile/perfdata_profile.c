@@ -398,6 +398,7 @@ int perfdata__profile(struct perfdata *pd, const struct perfdata_profile_opts *o
 			e = fail(err, errlen, -ENOMEM, NULL);
 			goto out;
 		}
+		threads__keep(p.th, p.o->keep_comms, p.o->nkeep_comms);
 		stacktab__set_sample_comm(st, threads__sample_comm, p.th);
 	}
 	u64map__init(&p.objects);

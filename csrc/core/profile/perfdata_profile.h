@@ -83,6 +83,11 @@ struct perfdata_profile_opts {
 	 * not their thread (leaves the pass left addresses become symbols):
 	 * for reports with no pid or tid key or filter. */
 	int merge_threads;
+	/* With thread names: a hint for a report filtered by command name
+	 * (threads__keep): the samples of threads whose name is final and
+	 * none of keep_comms[0..nkeep_comms) are left out.  Borrowed. */
+	const char *const *keep_comms;
+	size_t nkeep_comms;
 };
 
 struct perfdata_profile_stats {

@@ -671,8 +671,8 @@ static int add_sample(struct stacktab *st, const struct record *r, const struct 
 	if (!(s->type & PERF_SAMPLE_TID))
 		return add(st, key, nkey, ev, -1, -1, 0, tag, 0, 1, period, NULL);
 	if (st->sample_comm &&
-	    (rc = st->sample_comm(st->sample_comm_arg, (int32_t)s->pid, (int32_t)s->tid, &comm)) < 0)
-		return rc;
+	    (rc = st->sample_comm(st->sample_comm_arg, (int32_t)s->pid, (int32_t)s->tid, &comm)) != 0)
+		return rc < 0 ? rc : 0;     /* > 0: left out */
 	return add(st, key, nkey, ev, (int32_t)s->pid, (int32_t)s->tid, comm, tag, 0, 1, period,
 		   NULL);
 }
@@ -786,8 +786,8 @@ int stacktab__add_sample_raw(struct stacktab *st, const struct evtab *t, const v
 	if (sample_event(st, idx, t, &ev))
 		return -ENOMEM;
 	if (has_tid && st->sample_comm &&
-	    (rc = st->sample_comm(st->sample_comm_arg, (int32_t)pid, (int32_t)tid, &comm)) < 0)
-		return rc;
+	    (rc = st->sample_comm(st->sample_comm_arg, (int32_t)pid, (int32_t)tid, &comm)) != 0)
+		return rc < 0 ? rc : 1;     /* > 0: left out, and handled */
 	if (add(st, (const uint64_t *)(const void *)(p + pos), (unsigned)nr, ev,
 		has_tid ? (int32_t)pid : -1, has_tid ? (int32_t)tid : -1, comm, tag, 0, 1, period, NULL))
 		return -ENOMEM;

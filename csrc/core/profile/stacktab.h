@@ -142,8 +142,9 @@ const char *stacktab__comm_name(const struct stacktab *st, uint32_t id);
 /*
  * The comm object each sample that add_record and add_sample_raw add from
  * now on is keyed by: fn(arg, pid, tid, &comm) is asked for every sample
- * with a TID (0 or -errno, which the add returns).  NULL: none (the
- * default).  The caller keeps arg alive until it unsets fn.
+ * with a TID (0, > 0: the sample is left out, or -errno, which the add
+ * returns).  NULL: none (the default).  The caller keeps arg alive until
+ * it unsets fn.
  */
 void stacktab__set_sample_comm(struct stacktab *st,
 			       int (*fn)(void *arg, int32_t pid, int32_t tid, uint32_t *comm),

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "profile/stacktab.h"
 
@@ -23,6 +24,10 @@ struct threads {
 	struct thread *t;
 	size_t n, nslots;
 	size_t last;                /* slot + 1 of the last thread looked up */
+	const char *const *keep;    /* threads__keep's names, or NULL */
+	size_t nkeep;
+	uint8_t *verdict;           /* by comm object: 0 not asked, 1 kept, 2 left out */
+	size_t nverdict;
 };
 
 static size_t slot_of(const struct threads *th, int32_t tid)
@@ -126,7 +131,43 @@ void threads__delete(struct threads *th)
 	if (!th)
 		return;
 	free(th->t);
+	free(th->verdict);
 	free(th);
+}
+
+void threads__keep(struct threads *th, const char *const *names, size_t n)
+{
+	th->keep = n ? names : NULL;
+	th->nkeep = n;
+	if (th->verdict)
+		memset(th->verdict, 0, th->nverdict);
+}
+
+/* Whether the samples of a final name (comm object id) are kept. */
+static int kept(struct threads *th, uint32_t id)
+{
+	const char *name;
+	size_t i;
+
+	if (id >= th->nverdict) {
+		size_t n = th->nverdict ? th->nverdict : 256;
+		uint8_t *v;
+		while (n <= id)
+			n *= 2;
+		if (!(v = realloc(th->verdict, n)))
+			return -ENOMEM;
+		memset(v + th->nverdict, 0, n - th->nverdict);
+		th->verdict = v;
+		th->nverdict = n;
+	}
+	if (!th->verdict[id]) {
+		name = stacktab__comm_name(th->st, id);
+		th->verdict[id] = 2;
+		for (i = 0; i < th->nkeep && name; i++)
+			if (!strcmp(name, th->keep[i]))
+				th->verdict[id] = 1;
+	}
+	return th->verdict[id] == 1;
 }
 
 static int fork_thread(struct threads *th, const struct record *r)
@@ -184,6 +225,11 @@ int threads__sample_comm(void *arg, int32_t pid, int32_t tid, uint32_t *comm)
 			return rc;
 	}
 	*comm = t->comm;
+	if (th->keep && t->named) {
+		int k = kept(th, t->comm);
+		if (k <= 0)
+			return k < 0 ? k : 1;
+	}
 	return 0;
 }
 

@@ -42,8 +42,19 @@ void threads__delete(struct threads *th);
 int threads__feed(struct threads *th, const struct record *r);
 
 /* The comm object a sample of (pid, tid) takes now (made on first use).
- * 0 or -ENOMEM. */
+ * 0, 1 (left out: threads__keep), or -ENOMEM. */
 int threads__sample_comm(void *th, int32_t pid, int32_t tid, uint32_t *comm);
+
+/*
+ * From now on the samples of a thread whose name is final (it had a COMM,
+ * or was forked from a named parent: no later record renames what it took)
+ * and is none of names[0..n) are left out: threads__sample_comm returns 1.
+ * A thread still ":TID" keeps its samples, since its first COMM may give
+ * it one of the names.  So a report filtered by those names reads the same
+ * with or without it, from fewer stacks.  names are borrowed; n = 0: all
+ * kept.
+ */
+void threads__keep(struct threads *th, const char *const *names, size_t n);
 
 /* Each named thread's current name into the table's thread names
  * (stacktab__set_thread_comm).  0 or -ENOMEM. */
