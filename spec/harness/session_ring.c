@@ -5,7 +5,10 @@
  * the damage is a data_tail moved 8 bytes into a record: the "header" read
  * there is the sample's id, whose top 16 bits (the size) are 0.  Also: a
  * drain whose callback fails (out of memory) returns that error and leaves
- * the record for the next drain.
+ * the record for the next drain, which starts with it; drains that stop
+ * after each record lose and repeat none.  The damage is done when the
+ * session holds no record it has looked at (a drain went to the end), as
+ * nothing but the session writes data_tail.
  *
  * One cpu-clock session on this (single-threaded) process, so its one ring
  * is the one "[perf_event]" mapping in /proc/self/maps.  Prints a line per
@@ -75,6 +78,32 @@ static int no_memory(void *arg, const struct record *r)
 	return -ENOMEM;
 }
 
+/* One record a drain, as s:records() takes them: its time kept. */
+static uint64_t one_time;
+static int take_one(void *arg, const struct record *r)
+{
+	(void)arg;
+	one_time = r->s.time;
+	n_seen++;
+	return 1;
+}
+
+/* Records the kernel wrote in [tail, head), by their headers. */
+static int count_between(const uint8_t *data, uint64_t size, uint64_t tail, uint64_t head)
+{
+	int n = 0;
+
+	while (tail < head) {
+		const struct perf_event_header *h =
+			(const void *)(data + (tail & (size - 1)));
+		if (!h->size)
+			return -1;
+		tail += h->size;
+		n++;
+	}
+	return n;
+}
+
 static void run(struct session *s, struct perf_event_mmap_page *meta)
 {
 	struct session_stats st;
@@ -97,8 +126,44 @@ static void run(struct session *s, struct perf_event_mmap_page *meta)
 	CHECK(n_seen == 1 && meta->data_tail == tail, "the record was not left (%d calls)", n_seen);
 	printf("ok a callback's -ENOMEM is the drain's, the record stays\n");
 
-	/* The tail 8 bytes into the first record (a sample: its id comes
-	 * first), so the drain reads a header of size 0 there. */
+	/* One record a drain to the end: every record once, the one left
+	 * first, then the ring empty. */
+	{
+		int calls = 0, total = 0, want = count_between(data, meta->data_size, tail, head);
+		uint64_t last = 0;
+		do {
+			n_seen = 0;
+			rc = session__drain(s, take_one, NULL);
+			CHECK(rc >= 0 && rc <= 1 && n_seen == rc, "drain: %d, %d records", rc, n_seen);
+			CHECK(!rc || one_time >= last, "record %d: time %llu before %llu", total,
+			      (unsigned long long)one_time, (unsigned long long)last);
+			if (rc)
+				last = one_time;
+			total += rc;
+		} while (rc > 0 && ++calls < want / 2);
+		/* then the rest in one drain: what the last one left, and a
+		 * new round after it (which must not read again what this
+		 * drain took before it) */
+		n_seen = 0;
+		rc = session__drain(s, count_rec, NULL);
+		CHECK(rc >= 0 && n_seen == rc, "the rest: drain %d, %d records", rc, n_seen);
+		total += rc;
+		CHECK(meta->data_tail == head, "the tail at %llu, head %llu",
+		      (unsigned long long)meta->data_tail, (unsigned long long)head);
+		CHECK(want >= 2 && total == want, "%d records drained, %d written", total, want);
+		printf("ok %d records, %d one drain each, then the rest: none lost or repeated\n",
+		       total, calls);
+	}
+
+	/* New records, then the tail 8 bytes into the first of them (a
+	 * sample: its id comes first), so the drain reads a header of size 0
+	 * there. */
+	session__start(s);
+	burn(0.05);
+	session__stop(s);
+	head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
+	tail = meta->data_tail;
+	CHECK(head - tail >= 64, "only %llu bytes of new records", (unsigned long long)(head - tail));
 	CHECK(((struct perf_event_header *)(void *)(data + (tail & (meta->data_size - 1))))->type ==
 	      PERF_RECORD_SAMPLE, "the first record is not a sample");
 	CHECK((((const uint64_t *)(const void *)(data + (tail & (meta->data_size - 1))))[1] >> 48) == 0,

@@ -1,7 +1,12 @@
 /*
  * A k-way merge of rings by record time.  The heap holds one entry per ring
- * with a record left: its next record (peeked, not consumed) and that
- * record's time; the root is the oldest, ties broken by ring index.
+ * with a record left before the head taken for the round: its next record
+ * (peeked, not consumed) and that record's time; the root is the oldest,
+ * ties broken by ring index.  A drain that stops early leaves the heap as
+ * it is: the next one goes on from it (a peeked record stays where it is,
+ * past the ring's data_tail, or in the ring's own bounce buffer), so a
+ * caller taking one record a drain pays a heap step for it, not a look at
+ * every ring.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -18,6 +23,7 @@ struct ringmerge {
 	int n;
 	const struct evtab *evtab;
 	struct head *heap;
+	int nheap;           /* rings with a record left in this round */
 };
 
 int ringmerge__new(struct ring **rings, int n, const struct evtab *t, struct ringmerge **out)
@@ -101,38 +107,59 @@ static int load(struct ringmerge *m, int i, struct head *h, int *corrupt)
 	return 1;
 }
 
+/* A new round: every ring's head taken once, its next record loaded. */
+static int round_begin(struct ringmerge *m, int *corrupt)
+{
+	struct head *h = m->heap;
+	int i;
+
+	for (i = 0; i < m->n; i++) {
+		int rc = ring__begin(m->rings[i]);
+		if (rc < 0)
+			return rc;
+		if (load(m, i, &h[m->nheap], corrupt))
+			sift_up(h, m->nheap++);
+	}
+	return 0;
+}
+
 int ringmerge__drain(struct ringmerge *m,
 		     int (*fn)(void *arg, const struct perf_event_header *rec),
 		     void *arg, int *corrupt)
 {
 	struct head *h = m->heap;
-	int i, n = 0, consumed = 0;
+	int i, rc = 0, fresh = 0, consumed = 0, resumed = m->nheap > 0;
 
 	*corrupt = 0;
-	for (i = 0; i < m->n; i++) {
-		int rc = ring__begin(m->rings[i]);
-		if (rc < 0) {
-			while (i-- > 0)
+	for (;;) {
+		int v;
+		if (m->nheap == 0) {
+			/* at most one new round a call, after what an earlier
+			 * call left */
+			if (fresh)
+				break;
+			/* a round reads each ring's data_tail: ours, so far */
+			for (i = 0; resumed && i < m->n; i++)
 				ring__end(m->rings[i]);
-			return rc;
+			if ((rc = round_begin(m, corrupt)) < 0)
+				break;
+			fresh = 1;
+			if (m->nheap == 0)
+				break;
 		}
-		if (load(m, i, &h[n], corrupt))
-			sift_up(h, n++);
-	}
-	while (n > 0) {
-		int v = fn(arg, h[0].rec);
+		v = fn(arg, h[0].rec);
 		if (v < 0)
 			break;
 		ring__next(m->rings[h[0].ring]);
 		consumed++;
+		if (!load(m, h[0].ring, &h[0], corrupt))
+			h[0] = h[--m->nheap];
+		if (m->nheap > 0)
+			sift_down(h, m->nheap, 0);
 		if (v > 0)
 			break;
-		if (!load(m, h[0].ring, &h[0], corrupt))
-			h[0] = h[--n];
-		if (n > 0)
-			sift_down(h, n, 0);
 	}
 	for (i = 0; i < m->n; i++)
 		ring__end(m->rings[i]);
-	return consumed;
+	return rc < 0 ? rc : consumed;
 }
