@@ -181,6 +181,19 @@ describe("luaperf report", function()
     end
     local ours = util.luaperf("report -i " .. two .. " --no-children")
     assert.truthy(ours:find("2 events recorded (cpu-clock, task-clock): showing 'cpu-clock'", 1, true), ours)
+    -- the count line byte for byte, with a unit ("3K of") and without
+    -- ("38  of": perf's unit is then a space), on a file with both
+    local busy = util.root .. "/../shared/perfdata-corpus/perf.data.busy.1-3.8"
+    if util.read(busy) then
+      local perf_lines = util.sh("perf report -i " .. busy .. " --stdio --no-children -g none 2>/dev/null")
+      local n = 0
+      for line, ev in perf_lines:gmatch("(# Samples: [^\n]- of event '([^']+)')") do
+        local mine = util.luaperf("report -i " .. busy .. " --no-children -e " .. ev)
+        assert.truthy(mine:find(line, 1, true), line .. "\n" .. mine)
+        n = n + 1
+      end
+      assert.is_true(n >= 6, perf_lines)
+    end
     local bad, bok = util.luaperf("report -i " .. two .. " -e nosuch")
     assert.is_false(bok)
     assert.truthy(bad:find("no event 'nosuch' in this file", 1, true), bad)

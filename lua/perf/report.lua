@@ -308,8 +308,10 @@ end
 
 -- perf's sample count in report and top headers: 2814 -> "2K" (integer
 -- division by 1000s, as perf prints it).
+-- perf's convert_unit: the count and its unit, a space for none ("38 ",
+-- "3K"), as perf prints it before " of event".
 function M.short_count(n)
-  local units = { "", "K", "M", "G" }
+  local units = { " ", "K", "M", "G" }
   local u = 1
   while n > 1000 and u < #units do
     n = math.floor(n / 1000)

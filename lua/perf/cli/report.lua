@@ -88,7 +88,7 @@ local function header(meta)
     put(string.format("# Throttle events: %d (samples were dropped; the profile may be biased)", meta.throttled))
   end
   put("#")
-  put(string.format("# Samples: %s  of event '%s'", short_count(meta.samples or 0), meta.event or "unknown"))
+  put(string.format("# Samples: %s of event '%s'", short_count(meta.samples or 0), meta.event or "unknown"))
   put(string.format("# Event count (approx.): %.0f", meta.period or 0))
   put("#")
   return table.concat(out, "\n")
