@@ -23,10 +23,10 @@ local function perf_rows(text, children)
 end
 
 describe("luaperf report", function()
-  local dir, data
+  local dir, data, prog
   setup(function()
     dir = util.tmpdir()
-    local prog = util.cc(util.read(util.root .. "/spec/progs/shaped.c"),
+    prog = util.cc(util.read(util.root .. "/spec/progs/shaped.c"),
       "-O1 -g -fno-omit-frame-pointer -fno-inline", "shaped")
     data = dir .. "/shaped.data"
     local out, ok = util.perf("record -q -e cpu-clock -F 999 -g -o " .. data .. " " .. prog .. " 1200 2>&1")
@@ -149,6 +149,29 @@ describe("luaperf report", function()
       assert.equal(a, b)
     end)
   end
+
+  it("--sort cpu gives perf report's rows: each CPU's, and -001 where samples have none", function()
+    -- (the CPU column printed -01 for every row: the table kept no CPU)
+    local sys = dir .. "/sys.data"
+    local out, ok = util.perf("record -q -a -e cpu-clock -F 999 -o " .. sys .. " -- " .. prog .. " 300 2>&1")
+    assert(ok, out)
+    local cpus = {}
+    for _, args in ipairs({ "--no-children --sort cpu", "--no-children --sort cpu,comm",
+                            "--no-children --sort comm,cpu,dso" }) do
+      local ours, theirs = util.report_both(sys, args)
+      local rows, n = util.same_report_rows(ours, theirs)
+      assert.is_true(n >= 2, args .. "\n" .. ours)
+      for k in pairs(rows) do
+        local c = k:match("^(%d%d%d)$") or k:match("^(%d%d%d)|")
+        if c then cpus[c] = true end
+      end
+    end
+    assert.is_true(next(cpus) ~= nil)
+    -- a file recorded per thread keeps no CPU: perf's -001
+    local ours, theirs = util.report_both(data, "--no-children --sort cpu")
+    util.same_report_rows(ours, theirs)
+    assert.truthy(ours:find("100.00%  -001", 1, true), ours)
+  end)
 
   it("rounds a percentage exactly halfway as perf (C's printf) does, on every interpreter", function()
     -- 5 of 800 samples: 0.625%, which C prints "0.62" (to the even digit)

@@ -735,7 +735,7 @@ function M.open_view(path, opts)
   end
   local p, info = f:profile{ symbolizer = sym, mark_truncated = dwarf or nil, progress = opts.progress,
     max_stack = opts.max_stack, frames = opts.frames ~= false, symbols = opts.leaf_symbols,
-    threads = opts.threads }
+    threads = opts.threads, split = opts.split }
   -- a profile without frames keeps no chains to see: the file's events
   -- say whether samples had them, as perf decides its children default
   local file_chains = opts.frames == false and has_callchains(f)

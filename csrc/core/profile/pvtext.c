@@ -205,7 +205,12 @@ static void cell(struct profview *pv, const struct pvreport_row *r, const struct
 		sb_put(cellb, s, len);
 		break;
 	case PVT_CPU:
-		sb_str(cellb, "-01");   /* a profile's stacks keep no CPU */
+		/* perf's "%*.*d" at width 3 (000, 001), -001 where the sample
+		 * has none; a profile not split by CPU keeps none */
+		stacktab__get(profview__table(pv), r->stack, &e);
+		sb_printf(cellb, "%3.3d",
+			  stacktab__split(profview__table(pv), NULL) == STACKTAB_SPLIT_CPU ?
+			  (int)(int32_t)e.tag : -1);
 		break;
 	case PVT_SRCLINE:
 		s = str_or(pv, r->srcline, "??:0", &len);

@@ -150,17 +150,21 @@ return function(args)
   -- only what its sort keys show)
   local frames = o.graph or o.dso or o.symbol or false
   local lines, parent = false, false
+  local cpu = false
   for k in o.sort:gmatch("[^,%s]+") do
-    if k ~= "comm" and k ~= "pid" and k ~= "tid" then frames = true end
+    if k ~= "comm" and k ~= "pid" and k ~= "tid" and k ~= "cpu" then frames = true end
     if k == "srcline" then lines = true end
     if k == "parent" then parent = true end
+    if k == "cpu" then cpu = true end
   end
   local progress, done = options.progress("luaperf report", o.input)
   local lopts = { event = o.event, kallsyms = o.kallsyms, vmlinux = o.vmlinux, symfs = o.symfs,
     frames = frames and true or false, lines = lines or nil, progress = progress,
     -- rows and their call graphs read a frame per symbol (a graph's
     -- nodes are symbols; lines are an address's)
-    by_symbol = not lines or nil }
+    by_symbol = not lines or nil,
+    -- the samples of each CPU apart (a file without CPUs: all of -1)
+    split = cpu and "cpu" or nil }
   -- self overhead without call graphs reads each sample's leaf alone (as
   -- perf, which resolves no chain then); a parent is looked for up the chain
   if o.children == false and not o.graph and not parent then
@@ -266,7 +270,8 @@ return function(args)
     sym = function(r) return (r.kind == "kernel" and "[k] " or "[.] ") .. (r.sym or "[unknown]") end,
     pid = function(r) return string.format("%7d:%s", r.tid or -1, r.thread_comm or r.comm or "[unknown]") end,
     tid = function(r) return string.format("%7d:%s", r.tid or -1, r.thread_comm or r.comm or "[unknown]") end,
-    cpu = function(r) return string.format("%03d", r.cpu or -1) end,
+    -- perf's "%*.*d" at width 3: 000, 001, -001 for none
+    cpu = function(r) return string.format("%3.3d", r.cpu or -1) end,
   }
   for _, k in ipairs(keys) do
     local c = { title = titles[k], get = getters[k] }
