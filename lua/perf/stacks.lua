@@ -694,6 +694,8 @@ function M.from_perf_data(path, opts)
   end
   take_warnings(sym, list)
   local picked, perr = pick_event(list, opts.event, f)
+  -- whether the file's samples carry call chains at all (perf's test)
+  if picked and picked.meta and f.header then picked.meta.file_chains = has_callchains(f) end
   if f.close then f:close() end
   return picked, perr
 end
@@ -701,7 +703,7 @@ end
 -- A perf.data file as a profile view (perf.core ProfileView: symbolized
 -- once in C; reports, call graphs and folded stacks run in the core), for
 -- the commands that only need aggregates.  Returns view, meta ({ event=,
--- events=, samples=, period=, lost=, throttled=, warnings=, has_chains=,
+-- events=, samples=, period=, lost=, throttled=, warnings=, has_chains=, file_chains=,
 -- comm_width= } for the event shown, as M.load's list.meta), or nil and a
 -- message; nil, nil when path is not a perf.data file (folded stacks: use
 -- M.load).  opts: event, kallsyms, vmlinux, symfs, frames, inline, lines,
@@ -738,7 +740,7 @@ function M.open_view(path, opts)
     threads = opts.threads, split = opts.split }
   -- a profile without frames keeps no chains to see: the file's events
   -- say whether samples had them, as perf decides its children default
-  local file_chains = opts.frames == false and has_callchains(f)
+  local file_chains = has_callchains(f)
   local order = header_of(f)
   f:close()
   if not p then return nil, info end
@@ -775,6 +777,8 @@ function M.open_view(path, opts)
   meta.samples, meta.period = sm.samples, sm.period
   meta.has_chains, meta.comm_width = sm.has_chains, sm.comm_width
   if opts.frames == false then meta.has_chains = file_chains end
+  -- whether the file's samples carry call chains at all (perf's test)
+  meta.file_chains = file_chains
   if #names > 1 then
     meta.view_event = want
     meta.warnings = meta.warnings or {}

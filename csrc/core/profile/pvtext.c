@@ -141,9 +141,10 @@ static void sb_pct(struct sbuf *b, double x)
 	sb_printf(b, "%.2f%%", x);
 }
 
+/* perf's headers: the thread's lines up its name with "%7d:" */
 static const char *const titles[] = {
 	"Children", "Self", "Overhead", "Command", "Shared Object", "Symbol",
-	"Pid:Command", "Tid:Command", "CPU", "Source:Line", "Parent symbol",
+	"    Pid:Command", "    Tid:Command", "CPU", "Source:Line", "Parent symbol",
 };
 
 static int right_aligned(enum pvt_col c)
@@ -252,8 +253,16 @@ static size_t cell_len(struct profview *pv, const struct pvreport_row *r,
 	}
 }
 
+/* Whether perf pads a cell of c to the column's width when it is the
+ * last: the symbol and the source line are printed to a precision, not a
+ * width (and the CPU is right-aligned); a title always is. */
+static int pads_last(enum pvt_col c)
+{
+	return c == PVT_COMM || c == PVT_DSO || c == PVT_PID || c == PVT_TID || c == PVT_PARENT;
+}
+
 static void pad_cell(struct sbuf *b, const struct pvtext_opts *o, const size_t *width,
-		     unsigned i, const char *s, size_t n)
+		     unsigned i, const char *s, size_t n, int title)
 {
 	if (i > 0)
 		sb_put(b, "  ", 2);
@@ -262,7 +271,7 @@ static void pad_cell(struct sbuf *b, const struct pvtext_opts *o, const size_t *
 		sb_put(b, s, n);
 	} else {
 		sb_put(b, s, n);
-		if (i + 1 < o->ncols)
+		if (i + 1 < o->ncols || title || pads_last(o->cols[i]))
 			sb_fill(b, ' ', width[i] > n ? width[i] - n : 0);
 	}
 }
@@ -424,7 +433,7 @@ int pvreport__text(struct profview *pv, const struct pvreport *r, const struct p
 		sb_put(&b, o->head, o->headlen);
 	sb_str(&b, "# ");
 	for (c = 0; c < o->ncols; c++)
-		pad_cell(&b, o, width, c, titles[o->cols[c]], strlen(titles[o->cols[c]]));
+		pad_cell(&b, o, width, c, titles[o->cols[c]], strlen(titles[o->cols[c]]), 1);
 	sb_str(&b, "\n# ");
 	for (c = 0; c < o->ncols; c++) {
 		if (c > 0)
@@ -468,7 +477,7 @@ int pvreport__text(struct profview *pv, const struct pvreport *r, const struct p
 			sb_str(&b, "  ");
 			for (c = 0; c < o->ncols; c++) {
 				cell(pv, row, o, o->cols[c], &cb);
-				pad_cell(&b, o, width, c, cb.p ? cb.p : "", cb.n);
+				pad_cell(&b, o, width, c, cb.p ? cb.p : "", cb.n, 0);
 			}
 			sb_put(&b, "\n", 1);
 			if (g && row->frame != PV_NONE)

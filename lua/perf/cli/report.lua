@@ -208,6 +208,21 @@ return function(args)
   end
   local children = o.children
   if children == nil then children = has_chains end
+  if meta.file_chains == false then
+    -- as perf report: what needs call chains is refused on a file without
+    -- them, and children are self
+    if o.graph then
+      io.stderr:write("luaperf report: -g needs call chains, and this file has none ",
+        "(did you call 'perf record' without -g?)\n")
+      return 1
+    end
+    if parent then
+      io.stderr:write("luaperf report: --sort parent needs call chains, and this file has none ",
+        "(did you call 'perf record' without -g?)\n")
+      return 1
+    end
+    children = false
+  end
 
   local keys, by = {}, {}
   for k in o.sort:gmatch("[^,%s]+") do
@@ -262,8 +277,12 @@ return function(args)
   else
     cols[#cols + 1] = { title = "Overhead", get = function(r) return pct(r.self_pct) end, right = true }
   end
-  local titles = { comm = "Command", dso = "Shared Object", sym = "Symbol", pid = "Pid:Command",
-    tid = "Tid:Command", cpu = "CPU" }
+  -- perf's headers: the thread's lines up its name with "%7d:"
+  local titles = { comm = "Command", dso = "Shared Object", sym = "Symbol", pid = "    Pid:Command",
+    tid = "    Tid:Command", cpu = "CPU" }
+  -- perf pads a last cell to the column's width but for the symbol (and
+  -- the right-aligned CPU): those are printed to a precision, not a width
+  local pads_last = { comm = true, dso = true, pid = true, tid = true, parent = true }
   local getters = {
     comm = function(r) return r.comm or "[unknown]" end,
     dso = function(r) return r.dso or "[unknown]" end,
@@ -274,7 +293,7 @@ return function(args)
     cpu = function(r) return string.format("%3.3d", r.cpu or -1) end,
   }
   for _, k in ipairs(keys) do
-    local c = { title = titles[k], get = getters[k] }
+    local c = { title = titles[k], get = getters[k], pad = pads_last[k] }
     if k == "comm" and comm_cut > 0 then
       c.get = function(r) return getters.comm(r):sub(1, comm_cut) end
     end
@@ -295,12 +314,12 @@ return function(args)
       if #v > c.width then c.width = #v end
     end
   end
-  local function fmt_row(vals)
+  local function fmt_row(vals, title)
     local parts = {}
     for i, c in ipairs(cols) do
       local v = vals[i]
       if c.right then parts[i] = string.rep(" ", c.width - #v) .. v
-      elseif i == #cols then parts[i] = v
+      elseif i == #cols and not title and not c.pad then parts[i] = v
       else parts[i] = v .. string.rep(" ", c.width - #v) end
     end
     return table.concat(parts, "  ")
@@ -310,7 +329,7 @@ return function(args)
     th[i] = c.title
     dots[i] = string.rep(".", c.width)
   end
-  put("# " .. fmt_row(th))
+  put("# " .. fmt_row(th, true))
   put("# " .. fmt_row(dots))
   put("#")
   local gtotal = o.percentage == "absolute" and rows.all or rows.total
