@@ -18,7 +18,7 @@
  *             dso= pattern, sym= pattern }
  *       -> { {key=, self=, total=, samples=, self_pct=, total_pct=, sym=, dso=,
  *             kind=, comm=, pid=, tid=, thread_comm=}, ..., total=, all= }
- *   v:callgraph(rows, {children=, weight=, event=, comm=, pid=, tid=, min=})
+ *   v:callgraph(rows, {children=, caller=, weight=, event=, comm=, pid=, tid=, min=})
  *       -> { [i] = tree of rows[i] } (nodes { name=, w=, kids=, nkids= }:
  *          kids lighter than min left out, nkids counts them all)
  *   v:folded{ annotate=, comm_frame=, weight=, event=, comm=, pid=, tid= }  -> text
@@ -408,6 +408,7 @@ static void report_opts(lua_State *L, int t, struct pvreport_opts *o)
 {
 	memset(o, 0, sizeof *o);
 	o->children = lperf_optfield_bool(L, t, "children", 0);
+	o->caller = lperf_optfield_bool(L, t, "caller", 0);
 	o->by_period = by_period(L, t);
 	lua_getfield(L, t, "by");
 	if (lua_isnil(L, -1)) {

@@ -462,7 +462,11 @@ function M.callgraph(list, row, opts)
       elseif nf > 0 and match(fr[nf]) == want then
         root.w = root.w + w
         local node = root
-        for j = nf, 1, -1 do node = add(node, sym_name(fr[j]), w) end
+        if opts.caller then
+          for j = 1, nf do node = add(node, sym_name(fr[j]), w) end
+        else
+          for j = nf, 1, -1 do node = add(node, sym_name(fr[j]), w) end
+        end
       end
     end
   end

@@ -1254,8 +1254,9 @@ static int kid_order(const void *x, const void *y, void *arg)
 	return profview__strcmp(g->pv, a->name, b->name);
 }
 
-/* The i-th symbol of a row's chain in stack ids (nf frames): children
- * mode reads from `from` towards the leaf, self mode from the leaf up. */
+/* The i-th symbol of a row's chain in stack ids (nf frames): root first
+ * (children mode, or caller order) reads from `from` towards the leaf,
+ * else from the leaf up. */
 static uint32_t chain_sym(const struct profview *pv, const uint32_t *ids, unsigned nf,
 			  long from, int children, unsigned i)
 {
@@ -1400,13 +1401,13 @@ int pvgraph__new(struct profview *pv, const struct pvreport_opts *o,
 					if (len < l->len)
 						l->len = len;
 					for (c = 0; c < l->len; c++)
-						if (chain_sym(pv, ids, nf, start, o->children, c) !=
-						    chain_sym(pv, fids, fnf, l->from, o->children, c))
+						if (chain_sym(pv, ids, nf, start, o->children || o->caller, c) !=
+						    chain_sym(pv, fids, fnf, l->from, o->children || o->caller, c))
 							break;
 					l->len = c;
 					continue;
 				}
-				if (o->children) {
+				if (o->children || o->caller) {
 					for (m = start; m < (long)nf && !rc; m++) {
 						rc = graph_kid(g, &edges, node, profview__frame(pv, ids[m])->symname,
 							       &node);
@@ -1436,7 +1437,8 @@ int pvgraph__new(struct profview *pv, const struct pvreport_opts *o,
 		profview__stack(pv, lcp[i].stack, &fids, &fnf);
 		for (c = 0; c < lcp[i].len && !rc; c++) {
 			rc = graph_kid(g, &edges, node,
-				       chain_sym(pv, fids, fnf, lcp[i].from, o->children, c), &node);
+				       chain_sym(pv, fids, fnf, lcp[i].from, o->children || o->caller, c),
+				       &node);
 			if (!rc)
 				g->nodes[node].w = w;
 		}

@@ -48,6 +48,8 @@ struct pvreport_opts {
 	const uint8_t *keep;   /* per stack, nonzero to count it; NULL: all */
 	const char *parent;    /* PVR_PARENT's POSIX extended regex; NULL:
 				  perf's default, PVR_DEFAULT_PARENT */
+	int caller;            /* call graphs of self mode root first (perf
+				  report -g's "caller"), as children mode's are */
 };
 #define PVR_DEFAULT_PARENT "^sys_|^do_page_fault"
 
@@ -93,8 +95,8 @@ uint64_t pvreport__total(const struct pvreport *r);
  * Children mode: a sample whose leaf has the key gives its whole chain,
  * root first; one where a caller has it, the chain from the first such
  * frame down to the leaf.  Self mode: samples whose leaf has it, leaf
- * first.  Nodes are named by their frames' symbols; each node's kids are
- * sorted by weight, then name.
+ * first (o->caller: root first).  Nodes are named by their frames'
+ * symbols; each node's kids are sorted by weight, then name.
  */
 struct pvgraph;
 struct pvgraph_node {

@@ -276,11 +276,20 @@ static void pad_cell(struct sbuf *b, const struct pvtext_opts *o, const size_t *
 	}
 }
 
+/* A call graph's node: an address with no symbol is perf's "%#lx" there
+ * (0x7f27ef4f2ad7), not the row's 16 digits. */
 static void name_of(struct sbuf *b, struct profview *pv, uint32_t id)
 {
-	size_t len;
+	size_t len, z = 2;
 	const char *s = str_or(pv, id, "", &len);
 
+	if (len == 18 && s[0] == '0' && s[1] == 'x' && strspn(s + 2, "0123456789abcdef") == 16) {
+		while (z < 17 && s[z] == '0')
+			z++;
+		sb_put(b, "0x", 2);
+		sb_put(b, s + z, len - z);
+		return;
+	}
 	sb_put(b, s, len);
 }
 

@@ -97,6 +97,14 @@ end
 -- The call graph under a row, in perf's ASCII style (perf's default
 -- "graph,0.5": absolute percentages, branches under 0.5% of the total left
 -- out; --percent-limit P raises that to P, as in perf).
+-- A node's name: an address with no symbol is perf's "%#lx" there, not
+-- the row's 16 digits.
+local function node_name(s)
+  local hex = s:match("^0x(%x+)$")
+  if hex and #hex == 16 and not hex:find("[A-F]") then return "0x" .. (hex:gsub("^0+(.)", "%1")) end
+  return s
+end
+
 local function print_graph(out, root, total, minpct)
   local function line(s) out[#out + 1] = s end
   local min = total * minpct / 100
@@ -106,13 +114,13 @@ local function print_graph(out, root, total, minpct)
     for i, c in ipairs(kids) do
       local last = i == #kids
       line(prefix .. "|          ")
-      line(prefix .. (last and " --" or "|--") .. pct(100 * c.w / total) .. "--" .. c.name)
+      line(prefix .. (last and " --" or "|--") .. pct(100 * c.w / total) .. "--" .. node_name(c.name))
       local sub = prefix .. (last and " " or "|") .. string.rep(" ", 10)
       -- a chain continues without percentages while it does not split
       local n = c
       while #n.kids == 1 and n.kids[1].w == n.w do
         n = n.kids[1]
-        line(sub .. n.name)
+        line(sub .. node_name(n.name))
       end
       branches(n, sub)
     end
@@ -120,11 +128,11 @@ local function print_graph(out, root, total, minpct)
   local top = root.kids
   if #top == 1 and top[1].w == root.w then
     line("            |")
-    line("            ---" .. top[1].name)
+    line("            ---" .. node_name(top[1].name))
     local n = top[1]
     while #n.kids == 1 and n.kids[1].w == n.w do
       n = n.kids[1]
-      line(string.rep(" ", 15) .. n.name)
+      line(string.rep(" ", 15) .. node_name(n.name))
     end
     branches(n, string.rep(" ", 15))
   else
@@ -232,7 +240,9 @@ return function(args)
     -- perf's "pid" is the thread: one row per tid
     by[#by + 1] = (k == "pid" or k == "tid") and "thread" or k
   end
-  local ropts = { by = by, children = children, weight = o.weight, event = meta.view_event,
+  -- perf report -g is "graph,0.5,caller": root first in both modes
+  local ropts = { by = by, children = children, caller = o.graph or nil, weight = o.weight,
+    event = meta.view_event,
     comm = o.comm, pid = o.pid, tid = o.tid, dso = o.dso, sym = o.symbol,
     percentage = o.percentage, parent = o.parent }
   local ok, rows
@@ -334,7 +344,8 @@ return function(args)
   put("#")
   local gtotal = o.percentage == "absolute" and rows.all or rows.total
   local gpct = o.percent_limit or 0.5
-  local gopts = { children = children, weight = o.weight, comm = o.comm, pid = o.pid, tid = o.tid }
+  local gopts = { children = children, caller = true, weight = o.weight, comm = o.comm,
+    pid = o.pid, tid = o.tid }
   for _, r in ipairs(shown) do
     local vals = {}
     for j, c in ipairs(cols) do vals[j] = c.get(r) end
