@@ -318,12 +318,32 @@ describe("examples/recipes", function()
     assert.is_true(path >= 1990, out)
   end)
 
-  it("threadtop: four threads of dwarf_threads, memset on top of each", function()
+  it("threadtop: four threads of dwarf_threads, memset or fill_pages among the top of each", function()
     local out = run("examples/recipes/threadtop.lua")
     local threads, pct = 0, 0
-    for tid, n, p, first in out:gmatch("tid (%d+) %(dwarf_threads%): (%d+) samples %(([%d%.]+)%%%)\n%s+[%d%.]+%%%s+(%S+)") do
-      threads, pct = threads + 1, pct + tonumber(p)
-      assert.truthy(first:find("memset", 1, true) or first == "fill_pages", out)
+    -- (each thread's page faults, its malloc arena growing again after a
+    -- trim, can weigh more than its memset on a loaded VM: pvm_irq_enable)
+    local blocks = {}
+    for line in out:gmatch("[^\n]+") do
+      local p = line:match("^tid %d+ %(dwarf_threads%): %d+ samples %(([%d%.]+)%%%)")
+      if p then
+        blocks[#blocks + 1] = { pct = tonumber(p), names = {} }
+      elseif line:match("^tid ") then
+        blocks[#blocks + 1] = { other = true, names = {} }
+      elseif #blocks > 0 then
+        local name = line:match("^%s+[%d%.]+%%%s+(%S+)")
+        if name then table.insert(blocks[#blocks].names, name) end
+      end
+    end
+    for _, b in ipairs(blocks) do
+      if not b.other then
+        threads, pct = threads + 1, pct + b.pct
+        local found = false
+        for _, name in ipairs(b.names) do
+          if name:find("memset", 1, true) or name == "fill_pages" then found = true end
+        end
+        assert.is_true(found, out)
+      end
     end
     assert.is_true(threads >= 4, out)
     assert.is_true(pct > 90 and pct < 100.5, out)

@@ -104,6 +104,17 @@ static int count_between(const uint8_t *data, uint64_t size, uint64_t tail, uint
 	return n;
 }
 
+/* 50 ms of samples; *head and *tail: the ring's bytes of them. */
+static void sample_some(struct session *s, struct perf_event_mmap_page *meta,
+			uint64_t *head, uint64_t *tail)
+{
+	session__start(s);
+	burn(0.05);
+	session__stop(s);
+	*head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
+	*tail = meta->data_tail;
+}
+
 static void run(struct session *s, struct perf_event_mmap_page *meta)
 {
 	struct session_stats st;
@@ -112,11 +123,7 @@ static void run(struct session *s, struct perf_event_mmap_page *meta)
 	int rc;
 
 	CHECK(meta->data_size == PAGES * 4096, "data_size %llu", (unsigned long long)meta->data_size);
-	session__start(s);
-	burn(0.05);
-	session__stop(s);
-	head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
-	tail = meta->data_tail;
+	sample_some(s, meta, &head, &tail);
 	CHECK(head - tail >= 64, "only %llu bytes of records", (unsigned long long)(head - tail));
 
 	/* A callback out of memory: the drain fails with it, the record stays. */
@@ -158,11 +165,7 @@ static void run(struct session *s, struct perf_event_mmap_page *meta)
 	/* New records, then the tail 8 bytes into the first of them (a
 	 * sample: its id comes first), so the drain reads a header of size 0
 	 * there. */
-	session__start(s);
-	burn(0.05);
-	session__stop(s);
-	head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
-	tail = meta->data_tail;
+	sample_some(s, meta, &head, &tail);
 	CHECK(head - tail >= 64, "only %llu bytes of new records", (unsigned long long)(head - tail));
 	CHECK(((struct perf_event_header *)(void *)(data + (tail & (meta->data_size - 1))))->type ==
 	      PERF_RECORD_SAMPLE, "the first record is not a sample");
@@ -181,14 +184,11 @@ static void run(struct session *s, struct perf_event_mmap_page *meta)
 	printf("ok a record of size 0 is dropped with what follows, counted in errors\n");
 
 	/* The ring goes on: the kernel's next records drain. */
-	session__start(s);
-	burn(0.05);
-	session__stop(s);
+	sample_some(s, meta, &head, &tail);
 	n_seen = 0;
 	rc = session__drain(s, count_rec, NULL);
 	CHECK(rc > 0 && n_seen == rc, "after the drop: drain returned %d, %d records", rc, n_seen);
-	CHECK(meta->data_tail == __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE),
-	      "the ring was not emptied");
+	CHECK(meta->data_tail == head, "the ring was not emptied");
 	printf("ok the next %d records drain\n", rc);
 }
 

@@ -1258,9 +1258,9 @@ static int kid_order(const void *x, const void *y, void *arg)
  * (children mode, or caller order) reads from `from` towards the leaf,
  * else from the leaf up. */
 static uint32_t chain_sym(const struct profview *pv, const uint32_t *ids, unsigned nf,
-			  long from, int children, unsigned i)
+			  long from, int root_first, unsigned i)
 {
-	return profview__frame(pv, ids[children ? from + (long)i : (long)nf - 1 - (long)i])->symname;
+	return profview__frame(pv, ids[root_first ? from + (long)i : (long)nf - 1 - (long)i])->symname;
 }
 
 /* A light key's chains, reduced to what is printed of them: their
@@ -1304,7 +1304,7 @@ int pvgraph__new(struct profview *pv, const struct pvreport_opts *o,
 	uint64_t *rootw = NULL;
 	struct lcp *lcp = NULL;
 	size_t *stamp = NULL, ns = profview__nstacks(pv), i, at, nu;
-	int rc = 0, pass;
+	int rc = 0, pass, root_first = o->children || o->caller;
 
 	*out = NULL;
 	u64map__init(&edges.map);
@@ -1401,13 +1401,13 @@ int pvgraph__new(struct profview *pv, const struct pvreport_opts *o,
 					if (len < l->len)
 						l->len = len;
 					for (c = 0; c < l->len; c++)
-						if (chain_sym(pv, ids, nf, start, o->children || o->caller, c) !=
-						    chain_sym(pv, fids, fnf, l->from, o->children || o->caller, c))
+						if (chain_sym(pv, ids, nf, start, root_first, c) !=
+						    chain_sym(pv, fids, fnf, l->from, root_first, c))
 							break;
 					l->len = c;
 					continue;
 				}
-				if (o->children || o->caller) {
+				if (root_first) {
 					for (m = start; m < (long)nf && !rc; m++) {
 						rc = graph_kid(g, &edges, node, profview__frame(pv, ids[m])->symname,
 							       &node);
@@ -1437,8 +1437,7 @@ int pvgraph__new(struct profview *pv, const struct pvreport_opts *o,
 		profview__stack(pv, lcp[i].stack, &fids, &fnf);
 		for (c = 0; c < lcp[i].len && !rc; c++) {
 			rc = graph_kid(g, &edges, node,
-				       chain_sym(pv, fids, fnf, lcp[i].from, o->children || o->caller, c),
-				       &node);
+				       chain_sym(pv, fids, fnf, lcp[i].from, root_first, c), &node);
 			if (!rc)
 				g->nodes[node].w = w;
 		}

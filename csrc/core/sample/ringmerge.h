@@ -25,7 +25,7 @@ void ringmerge__delete(struct ringmerge *m);
  * stop after this record, < 0 stop before it, which stays in its ring with
  * every record not handed out yet).  A drain finishes the round an earlier
  * one stopped in, then runs at most one new round.  Records of equal time
- * come in ring order, and in ring order within one ring.  Returns the
+ * come by ring index, and in their ring's order within one ring.  Returns the
  * number of records consumed or -errno; *corrupt gets the number of rings
  * that held a record of a bad size (dropped with what follows it, as
  * ring__drain does).

@@ -214,6 +214,9 @@ return function(args)
       if n > comm_cut then comm_cut = n end
     end
   end
+  -- never narrower than its title: "perf-exec" beside threads last named
+  -- "shaped" or shorter is "perf-ex"
+  if comm_cut > 0 and comm_cut < #"Command" then comm_cut = #"Command" end
   local children = o.children
   if children == nil then children = has_chains end
   if meta.file_chains == false then
