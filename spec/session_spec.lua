@@ -97,6 +97,14 @@ end
 
 local function num(v) return tonumber(v) end
 
+-- nil when CPUs 0 and 1 are online (taskset moves a command between them),
+-- else what is online
+local function cpus_0_and_1()
+  local online = util.read("/sys/devices/system/cpu/online") or ""
+  if online:match("^0%-%d") or online:match("^0,1") then return nil end
+  return online
+end
+
 describe("perf.session", function()
   it("rejects bad options with clear errors", function()
     assert.has_error(function() perf.session{ events = { "cpu-clock" }, pages = 3 } end,
@@ -226,10 +234,8 @@ describe("perf.session", function()
     -- taskset execs taskset on CPU 1, which execs the program on CPU 0:
     -- the older COMM sits in CPU 1's ring, drained after CPU 0's (the
     -- profile named the program "taskset")
-    local online = util.read("/sys/devices/system/cpu/online") or ""
-    if not online:match("^0%-%d") and not online:match("^0,1") then
-      return pending("needs CPUs 0 and 1 online: " .. online)
-    end
+    local online = cpus_0_and_1()
+    if online then return pending("needs CPUs 0 and 1 online: " .. online) end
     local shaped = util.root .. "/build/progs/shaped"
     for _ = 1, 3 do
       local s = assert(perf.session{ events = { "cpu-clock" }, freq = 999,
@@ -256,10 +262,8 @@ describe("perf.session", function()
     -- of the four stretches, and one drain after the command must read
     -- them in the order they ran (the rings drained one after the other
     -- gave CPU 0's two stretches, then CPU 1's)
-    local online = util.read("/sys/devices/system/cpu/online") or ""
-    if not online:match("^0%-%d") and not online:match("^0,1") then
-      return pending("needs CPUs 0 and 1 online: " .. online)
-    end
+    local online = cpus_0_and_1()
+    if online then return pending("needs CPUs 0 and 1 online: " .. online) end
     local runs = {}
     for i = 1, 4 do runs[i] = "taskset -c " .. (i + 1) % 2 .. " " .. prog() .. " 0.04" end
     local s = assert(perf.session{ events = { "cpu-clock" }, period = 1000000,
