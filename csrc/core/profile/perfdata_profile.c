@@ -52,14 +52,22 @@ struct pass {
 	 * objects above, whose values are object frames) and the symbols
 	 * (symbol_frame's key -> index into sym_of) */
 	struct u64map sym_objs, syms;
-	uint64_t last_obj;          /* the last sym_objs key looked up, and its id */
-	uint32_t last_obj_id;
+	/* sym_objs keys looked up lately, by a hash of the key, and their ids */
+#define OBJ_CACHE 64
+	uint64_t recent_obj[OBJ_CACHE];
+	uint32_t recent_obj_id[OBJ_CACHE];
 	struct leaf_sym {
 		const char *name;   /* the symbolizer's: one pointer per name */
 		uint32_t frame;     /* its symbol frame's index */
 	} *sym_of;
 	size_t sym_cap;
+	/* leaf symbols found as samples come: a kernel address, or a file
+	 * place (object id << 48 | offset), -> its symbol frame's index
+	 * (NO_SHARED_FRAME: a place of its own, left to the fold) */
+	struct u64map kleaves, uleaves;
 };
+
+#define NO_SHARED_FRAME UINT32_MAX
 
 /* Whether the pass must be ready to unwind: a DWARF event, or a pipe (its
  * events come in the stream). */
@@ -145,25 +153,46 @@ static int leaf_object(void *arg, int32_t pid, int kernel, uint64_t addr, uint64
  */
 enum { OBJ_USER, OBJ_KERNEL, OBJ_UNNAMED };
 
-/* The symbol's frame: the frame of the first place it was sampled at. */
+/* A place that is a symbol frame of its own: 1, or -errno. */
+static int own_place(struct pass *p, const struct stacktab_place *pl, uint64_t *frame)
+{
+	int e = stacktab__intern_symbol(p->st, pl, frame);
+
+	return e < 0 ? e : 1;
+}
+
+/* The id of an object (sym_objs' key), 0 when out of memory: a sample's
+ * object is usually one of a few seen lately. */
+static uint32_t object_id(struct pass *p, uint64_t okey)
+{
+	size_t h = (size_t)(u64map__hash(okey) % OBJ_CACHE);
+	uint32_t *v;
+	int added;
+
+	if (p->recent_obj_id[h] && p->recent_obj[h] == okey)
+		return p->recent_obj_id[h];
+	if (!(v = u64map__insert(&p->sym_objs, okey, (uint32_t)p->sym_objs.n + 1, &added)))
+		return 0;
+	p->recent_obj[h] = okey;
+	p->recent_obj_id[h] = *v;
+	return *v;
+}
+
+/* The symbol's frame: the frame of the first place it was sampled at.
+ * 1: set; 0: the place is a frame of its own, which shared_only leaves
+ * unmade. */
 static int symbol_frame(struct pass *p, const struct stacktab_place *pl, const void *obj,
-			int how, uint64_t start, const char *name, uint64_t *frame)
+			int how, uint64_t start, const char *name, int shared_only,
+			uint64_t *frame)
 {
 	uint64_t okey = (uint64_t)(uintptr_t)obj ^ (uint64_t)how << 62, key;
 	uint32_t *v, id;
 	int added, e;
 
-	if (okey == p->last_obj) {
-		id = p->last_obj_id;
-	} else {
-		if (!(v = u64map__insert(&p->sym_objs, okey, (uint32_t)p->sym_objs.n + 1, &added)))
-			return -ENOMEM;
-		id = *v;
-		p->last_obj = okey;
-		p->last_obj_id = id;
-	}
+	if (!(id = object_id(p, okey)))
+		return -ENOMEM;
 	if (id >= 0x8000 || (how == OBJ_KERNEL ? start >> 47 != 0x1ffff : start >> 48 != 0))
-		return stacktab__intern_symbol(p->st, pl, frame);
+		return shared_only ? 0 : own_place(p, pl, frame);
 	key = (uint64_t)id << 48 | (start & UINT64_C(0xffffffffffff));
 	if (!(v = u64map__insert(&p->syms, key, (uint32_t)p->syms.n, &added)))
 		return -ENOMEM;
@@ -180,44 +209,100 @@ static int symbol_frame(struct pass *p, const struct stacktab_place *pl, const v
 			return e;
 		p->sym_of[*v].name = name;
 		p->sym_of[*v].frame = (uint32_t)(*frame & ~STACKTAB_NAMED_MASK);
-		return 0;
+		return 1;
 	}
 	/* an alias of another name at the same start: a place of its own */
 	if (p->sym_of[*v].name != name)
-		return stacktab__intern_symbol(p->st, pl, frame);
+		return shared_only ? 0 : own_place(p, pl, frame);
 	*frame = STACKTAB_SYMBOL | p->sym_of[*v].frame;
-	return 0;
+	return 1;
 }
 
-/* stacktab__fold_leaves' fn: the frame of the symbol a place is in, in
- * the mappings of its samples' time (an address of JIT code, or in no
- * file, is a place of its own: reports key it by its address). */
-static int leaf_symbol(void *arg, const struct stacktab_place *pl, uint64_t *frame)
+/* The frame of the symbol a place is in, in the mappings of its samples'
+ * time (an address of JIT code, or in no file, is a place of its own:
+ * reports key it by its address; a kernel place is no thread's).  1: set;
+ * 0: a user place of its own, which shared_only leaves unmade; -errno. */
+static int place_symbol(struct pass *p, const struct stacktab_place *pl, int shared_only,
+			uint64_t *frame)
 {
-	struct pass *p = arg;
 	uint32_t pid = pl->kernel ? UINT32_MAX : (uint32_t)pl->pid;
 	uint32_t gen = pl->gen ? pl->gen - 1 : UINT32_MAX;
 	struct sym_result r;
 	struct sym_map m;
-	int e;
 
 	memset(&r, 0, sizeof r);
 	if (symbolizer__resolve_at(p->sym, pid, gen, pl->addr, pl->kernel ? SYM_KERNEL : SYM_USER,
 				   &r) == 0 && r.name && r.dso) {
 		if (r.kind == SYM_KIND_KERNEL)
-			e = symbol_frame(p, pl, r.dso, OBJ_KERNEL, r.sym_start, r.name, frame);
-		else if (r.kind == SYM_KIND_USER && r.dso_addr)
-			e = symbol_frame(p, pl, r.dso, OBJ_USER, r.dso_addr - r.offset, r.name, frame);
-		else
-			e = stacktab__intern_symbol(p->st, pl, frame);
-	} else if (pl->kernel || symbolizer__find_map_at(p->sym, pid, gen, pl->addr, &m) ||
-		   profview__anon_path(m.path) || pl->addr < m.start) {
-		e = stacktab__intern_symbol(p->st, pl, frame);
-	} else {
-		e = symbol_frame(p, pl, m.path, OBJ_UNNAMED, pl->addr - m.start + m.pgoff, NULL,
-				 frame);
+			return symbol_frame(p, pl, r.dso, OBJ_KERNEL, r.sym_start, r.name, 0,
+					    frame);
+		if (r.kind == SYM_KIND_USER && r.dso_addr)
+			return symbol_frame(p, pl, r.dso, OBJ_USER, r.dso_addr - r.offset, r.name,
+					    shared_only, frame);
+	} else if (!pl->kernel && !symbolizer__find_map_at(p->sym, pid, gen, pl->addr, &m) &&
+		   !profview__anon_path(m.path) && pl->addr >= m.start) {
+		return symbol_frame(p, pl, m.path, OBJ_UNNAMED, pl->addr - m.start + m.pgoff, NULL,
+				    shared_only, frame);
 	}
-	return e < 0 ? e : 1;
+	return shared_only && !pl->kernel ? 0 : own_place(p, pl, frame);
+}
+
+/* stacktab__fold_leaves' fn. */
+static int leaf_symbol(void *arg, const struct stacktab_place *pl, uint64_t *frame)
+{
+	return place_symbol(arg, pl, 0, frame);
+}
+
+/*
+ * stacktab__set_leaf_frame's fn for leaf symbols: what the fold would make
+ * of addr, found as the samples come, once per kernel address and once per
+ * place in a file (every process mapping the file shares it), so the
+ * table keeps an entry per symbol, not one per address of each thread.  A
+ * user place that is a frame of its own (in no file, JIT code, an alias)
+ * keeps its address for the fold.
+ */
+static int leaf_symbol_now(void *arg, int32_t pid, int kernel, uint64_t addr, uint64_t *frame)
+{
+	struct pass *p = arg;
+	struct u64map *cache = kernel ? &p->kleaves : &p->uleaves;
+	struct stacktab_place pl;
+	uint64_t key = addr;
+	uint32_t *v;
+	int added, e;
+
+	if (!kernel) {
+		uint64_t off, okey;
+		int bound;
+		const void *obj = symbolizer__file_place(p->sym, (uint32_t)pid, addr, &off, &bound);
+		uint32_t id;
+
+		if (!obj || off >> 48)
+			return 0;
+		/* OBJ_USER: a bound object; OBJ_UNNAMED: a path */
+		okey = (uint64_t)(uintptr_t)obj ^ (uint64_t)(bound ? OBJ_USER : OBJ_UNNAMED) << 62;
+		if (!(id = object_id(p, okey)))
+			return -ENOMEM;
+		if (id >= 0x8000)
+			return 0;
+		key = (uint64_t)id << 48 | off;
+	}
+	if ((v = u64map__find(cache, key)) != NULL) {
+		if (*v == NO_SHARED_FRAME)
+			return 0;
+		*frame = STACKTAB_SYMBOL | *v;
+		return 1;
+	}
+	memset(&pl, 0, sizeof pl);
+	pl.pid = kernel ? -1 : pid;
+	pl.gen = kernel ? 0 : symbolizer__space_gen(p->sym, (uint32_t)pid) + 1;
+	pl.kernel = kernel != 0;
+	pl.addr = addr;
+	if ((e = place_symbol(p, &pl, 1, frame)) < 0)
+		return e;
+	if (!u64map__insert(cache, key,
+			    e ? (uint32_t)(*frame & ~STACKTAB_NAMED_MASK) : NO_SHARED_FRAME, &added))
+		return -ENOMEM;
+	return e;
 }
 
 /* stacktab__set_space_gen's fn: the generation (+ 1) of pid's maps now. */
@@ -309,9 +394,12 @@ static int add_one(struct pass *p, const struct perfdata_rec *pr, const struct e
 	if (p->sym && maporder__wants(r.type) && (e = symbolizer__feed(p->sym, &r)) < 0)
 		return e;
 	/* a kernel map (a module's) may cover pages seen before */
-	if (p->kpages && (r.type == PERF_RECORD_MMAP || r.type == PERF_RECORD_MMAP2) &&
-	    (r.misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL)
-		memset(p->kpages, 0, KPAGE_CACHE * sizeof *p->kpages);
+	if ((r.type == PERF_RECORD_MMAP || r.type == PERF_RECORD_MMAP2) &&
+	    (r.misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL) {
+		if (p->kpages)
+			memset(p->kpages, 0, KPAGE_CACHE * sizeof *p->kpages);
+		u64map__exit(&p->kleaves);
+	}
 	return stacktab__add_record(p->st, &r, t);
 }
 
@@ -404,6 +492,8 @@ int perfdata__profile(struct perfdata *pd, const struct perfdata_profile_opts *o
 	u64map__init(&p.objects);
 	u64map__init(&p.sym_objs);
 	u64map__init(&p.syms);
+	u64map__init(&p.kleaves);
+	u64map__init(&p.uleaves);
 	/* maps fed in time order: each sample knows its space's generation */
 	if (p.sym && !p.mo)
 		stacktab__set_space_gen(st, space_gen, &p);
@@ -413,6 +503,10 @@ int perfdata__profile(struct perfdata *pd, const struct perfdata_profile_opts *o
 			goto out;
 		}
 		stacktab__set_leaf_frame(st, leaf_object, &p);
+		stacktab__merge_leaf_threads(st, p.o->merge_threads);
+	} else if (p.o->leaf_symbols && p.sym && !p.mo && !p.u) {
+		stacktab__set_leaf_frame(st, leaf_symbol_now, &p);
+		stacktab__merge_leaf_threads(st, p.o->merge_threads);
 	}
 	if (reorder)
 		perfdata__rewind_order(pd, 0);
@@ -420,6 +514,7 @@ int perfdata__profile(struct perfdata *pd, const struct perfdata_profile_opts *o
 		perfdata__rewind(pd);
 	e = run(&p, err, errlen);
 	stacktab__set_leaf_frame(st, NULL, NULL);
+	stacktab__merge_leaf_threads(st, 0);
 	stacktab__set_space_gen(st, NULL, NULL);
 	/* A pipe's build ids come in the stream: known now, before any resolve. */
 	if (e >= 0 && p.sym && perfdata__info(pd)->pipe &&
@@ -446,11 +541,14 @@ int perfdata__profile(struct perfdata *pd, const struct perfdata_profile_opts *o
 		stacktab__drop_index(st);
 out:
 	stacktab__set_leaf_frame(st, NULL, NULL);
+	stacktab__merge_leaf_threads(st, 0);
 	stacktab__set_space_gen(st, NULL, NULL);
 	free(p.kpages);
 	u64map__exit(&p.objects);
 	u64map__exit(&p.sym_objs);
 	u64map__exit(&p.syms);
+	u64map__exit(&p.kleaves);
+	u64map__exit(&p.uleaves);
 	free(p.sym_of);
 	if (p.th)
 		stacktab__set_sample_comm(st, NULL, NULL);

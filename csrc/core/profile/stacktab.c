@@ -75,16 +75,23 @@ struct stacktab {
 	 * perf would override a thread's first name; entries key on them. */
 	uint32_t *cobj;
 	uint32_t ncobj, cobj_cap;
+	/* by name index: the comm object stacktab__comm_named made (0: none) */
+	uint32_t *named_cobj;
+	uint32_t nnamed_cobj;
 	int (*sample_comm)(void *arg, int32_t pid, int32_t tid, uint32_t *comm);
 	void *sample_comm_arg;
 	int (*leaf_frame)(void *arg, int32_t pid, int kernel, uint64_t addr, uint64_t *frame);
 	void *leaf_frame_arg;
+	int leaf_threads_merged;    /* stacktab__merge_leaf_threads */
 	/* Symbol frames: their places, interned (id = index). */
 	struct keytab *places;
 	/* Threads folded by stacktab__fold_leaves: the (event, pid, tid,
 	 * comm) of each entry that was folded (struct st_note), for
 	 * stacktab__comm_width; NULL when none was. */
 	struct keytab *notes;
+	/* the notes made lately, by a hash of the note (all ones: none) */
+#define NOTE_CACHE 256
+	struct st_note last_notes[NOTE_CACHE];
 	uint32_t (*space_gen)(void *arg, int32_t pid);
 	void *space_gen_arg;
 	/* The last evtab's index -> our event index, so names are looked up
@@ -118,7 +125,27 @@ struct stacktab *stacktab__new(void)
 		free(st);
 		return NULL;
 	}
+	memset(st->last_notes, 0xff, sizeof st->last_notes);
 	return st;
+}
+
+/* A thread whose entry is keyed by its name from now on, noted for
+ * stacktab__comm_width; a thread's samples repeat it: a note made lately
+ * is not looked up again. */
+static int note_thread(struct stacktab *st, uint32_t ev, int32_t pid, int32_t tid, uint32_t comm)
+{
+	struct st_note note = { ev, pid, tid, comm };
+	struct st_note *last = &st->last_notes[((uint32_t)tid * 2654435761u ^ comm ^ ev << 8) >> 24];
+	uint32_t id;
+
+	if (!memcmp(&note, last, sizeof note))
+		return 0;
+	if (!st->notes && !(st->notes = keytab__new()))
+		return -ENOMEM;
+	if (keytab__intern(st->notes, &note, sizeof note, &id, NULL))
+		return -ENOMEM;
+	*last = note;
+	return 0;
 }
 
 static void commmap_free(struct st_commmap *m)
@@ -141,6 +168,7 @@ void stacktab__delete(struct stacktab *st)
 	commmap_free(&st->comms);
 	commmap_free(&st->thread_comms);
 	free(st->cobj);
+	free(st->named_cobj);
 	for (i = 0; i < st->nnames; i++)
 		free(st->names[i]);
 	for (i = 0; i < st->nweights; i++)
@@ -529,7 +557,7 @@ static int add(struct stacktab *st, const uint64_t *key, unsigned nkey,
 	       uint64_t count, uint64_t period, const uint64_t *w)
 {
 	uint64_t okey[4], *out;
-	unsigned nr, nk, own;
+	unsigned nr, nk, own, framed = 0;
 	int leaves = st->leaf_frame && st->max_depth == 1, rc;
 
 	if (st->no_frames)
@@ -545,6 +573,7 @@ static int add(struct stacktab *st, const uint64_t *key, unsigned nkey,
 		if ((rc = leaf_frame(st, pid, record__kernel_context(key[nkey - 2]),
 				     &okey[nkey - 1])) < 0)
 			return rc;
+		framed += rc > 0;
 		key = okey;
 	}
 	if (!(out = stripped_room(st, (size_t)nkey + 1)))
@@ -555,6 +584,15 @@ static int add(struct stacktab *st, const uint64_t *key, unsigned nkey,
 	if (own && leaves) {
 		if ((rc = leaf_frame(st, pid, own == 2, &out[nr])) < 0)
 			return rc;
+		framed += rc > 0;
+	}
+	/* nothing left to resolve in the thread's space: keyed by its name
+	 * now, as stacktab__fold_leaves would key it */
+	if (st->leaf_threads_merged && framed && framed == nr + (own ? 1 : 0) && comm &&
+	    pid != -1) {
+		if ((rc = note_thread(st, ev, pid, tid, comm)) < 0)
+			return rc;
+		pid = tid = -1;
 	}
 	return add_stripped(st, out, nr, nk, own, ev, pid, tid, comm, tag, gen, count, period, w);
 }
@@ -910,6 +948,29 @@ int stacktab__comm_new(struct stacktab *st, const char *name, uint32_t *id)
 		return rc;
 	st->cobj[st->ncobj++] = ni;
 	*id = st->ncobj;
+	return 0;
+}
+
+int stacktab__comm_named(struct stacktab *st, const char *name, uint32_t *id)
+{
+	uint32_t ni = 0;
+	int rc;
+
+	if ((rc = name_index(st, name, &ni)) < 0)
+		return rc;
+	if (ni >= st->nnamed_cobj) {
+		uint32_t n = st->nnamed_cobj ? st->nnamed_cobj : 64, *v;
+		while (n <= ni)
+			n *= 2;
+		if (!(v = realloc(st->named_cobj, n * sizeof *v)))
+			return -ENOMEM;
+		memset(v + st->nnamed_cobj, 0, (n - st->nnamed_cobj) * sizeof *v);
+		st->named_cobj = v;
+		st->nnamed_cobj = n;
+	}
+	if (!st->named_cobj[ni] && (rc = stacktab__comm_new(st, name, &st->named_cobj[ni])) < 0)
+		return rc;
+	*id = st->named_cobj[ni];
 	return 0;
 }
 
@@ -1305,6 +1366,12 @@ void stacktab__set_leaf_frame(struct stacktab *st,
 	st->last = 0;
 }
 
+void stacktab__merge_leaf_threads(struct stacktab *st, int on)
+{
+	st->leaf_threads_merged = on != 0;
+	st->last = 0;
+}
+
 /* Entries that became equal (their leaves made frames, their threads
  * dropped) become one, first come first; the comm objects of folded
  * entries (pid and tid -1) are taken by name.  The index is made anew for
@@ -1389,15 +1456,11 @@ int stacktab__fold_leaves(struct stacktab *st,
 				    uint64_t *frame),
 			  void *arg, int threads)
 {
-	struct st_note last;
 	size_t i;
 	int rc;
 
 	if (st->max_depth != 1)
 		return 0;
-	memset(&last, 0xff, sizeof last);   /* no note is all ones */
-	if (!threads && !st->notes && !(st->notes = keytab__new()))
-		return -ENOMEM;
 	for (i = 0; i < st->nr; i++) {
 		struct st_entry *e = &st->e[i];
 		uint64_t *w = st->arena + e->key;
@@ -1427,13 +1490,8 @@ int stacktab__fold_leaves(struct stacktab *st,
 		}
 		/* nothing left to resolve in the thread's space: its name keys it */
 		if (!threads && e->comm && done == n && e->pid != -1) {
-			struct st_note note = { e->ev, e->pid, e->tid, e->comm };
-			uint32_t id;
-			/* a thread's entries come in runs: note each run once */
-			if (memcmp(&note, &last, sizeof note) &&
-			    keytab__intern(st->notes, &note, sizeof note, &id, NULL))
-				return -ENOMEM;
-			last = note;
+			if ((rc = note_thread(st, e->ev, e->pid, e->tid, e->comm)) < 0)
+				return rc;
 			e->pid = e->tid = -1;
 			e->gen = 0;
 		}

@@ -135,6 +135,9 @@ int stacktab__symbol(const struct stacktab *st, uint64_t frame, struct stacktab_
  * newest of that name, or a new one.  0 or -ENOMEM (-EINVAL: no such id).
  */
 int stacktab__comm_new(struct stacktab *st, const char *name, uint32_t *id);
+/* One comm object per name, made once and never renamed, for threads that
+ * have their own name (perf's comm_set): their stacks key alike. */
+int stacktab__comm_named(struct stacktab *st, const char *name, uint32_t *id);
 int stacktab__comm_rename(struct stacktab *st, uint32_t id, const char *name);
 int stacktab__comm_intern(struct stacktab *st, const char *name, uint32_t *id);
 const char *stacktab__comm_name(const struct stacktab *st, uint32_t id);
@@ -217,6 +220,14 @@ void stacktab__set_leaf_frame(struct stacktab *st,
 			      int (*fn)(void *arg, int32_t pid, int kernel, uint64_t addr,
 					uint64_t *frame),
 			      void *arg);
+/*
+ * on = 1: a stack added from now on whose every address became a frame
+ * (stacktab__set_leaf_frame) and whose thread has a comm object is keyed
+ * by that name at once, not by its thread, as stacktab__fold_leaves with
+ * threads = 0 keys it later: a system-wide pass keeps an entry per
+ * (name, symbol), not one per thread.  0: threads kept (the default).
+ */
+void stacktab__merge_leaf_threads(struct stacktab *st, int on);
 
 /*
  * After the input, in a table of max depth 1 (else nothing is done): the

@@ -96,7 +96,8 @@ static void reset(struct thread *t, int32_t pid)
 	t->named = 0;
 }
 
-/* perf's thread__set_comm: the first name overrides ":TID" in place. */
+/* perf's thread__set_comm: the first name overrides ":TID" in place (the
+ * thread's own object); a name after that is every thread's of the name. */
 static int set_comm(struct threads *th, struct thread *t, const char *name)
 {
 	int rc;
@@ -104,7 +105,7 @@ static int set_comm(struct threads *th, struct thread *t, const char *name)
 	if (!t->named && t->comm)
 		rc = stacktab__comm_rename(th->st, t->comm, name);
 	else
-		rc = stacktab__comm_new(th->st, name, &t->comm);
+		rc = stacktab__comm_named(th->st, name, &t->comm);
 	if (rc == 0)
 		t->named = 1;
 	return rc;

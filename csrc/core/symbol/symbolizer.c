@@ -617,6 +617,21 @@ const char *symbolizer__object_of(struct symbolizer *s, uint32_t pid, uint64_t a
 	return m != NULL && m->kind != MAP_ANON ? m->path : NULL;
 }
 
+const void *symbolizer__file_place(struct symbolizer *s, uint32_t pid, uint64_t addr,
+				   uint64_t *offset, int *bound)
+{
+	struct addrspace *as = space_of(s, pid);
+	struct map *m = as != NULL ? addrspace__find(as, addr) : NULL;
+	struct dso *d;
+
+	if (m == NULL || m->kind == MAP_ANON)
+		return NULL;
+	d = bind_dso(s, pid, m);
+	*offset = addr - m->start + m->pgoff;
+	*bound = d != NULL;
+	return d != NULL ? (const void *)d : (const void *)m->path;
+}
+
 uint32_t symbolizer__space_gen(struct symbolizer *s, uint32_t pid)
 {
 	struct addrspace *as = s->last != NULL && s->last->pid == pid ? s->last :

@@ -122,6 +122,17 @@ const char *symbolizer__object_of(struct symbolizer *sym, uint32_t pid, uint64_t
 				  int kernel);
 
 /*
+ * Where a user addr of pid's current mappings is in a file: the object a
+ * resolve of it binds (*bound = 1), or the mapping's path when none can
+ * be bound (*bound = 0), and addr's offset in that file.  Two addresses
+ * at one place resolve alike in every process: callers cache by it.
+ * NULL: no mapping there, or an anonymous one (JIT code: its resolve is
+ * the process's own).
+ */
+const void *symbolizer__file_place(struct symbolizer *sym, uint32_t pid, uint64_t addr,
+				   uint64_t *offset, int *bound);
+
+/*
  * The generation of pid's address space: it changes when a mapping replaces
  * addresses another object held (0 for a pid with no space).  The _at
  * calls (find_map_at, resolve_at) look addresses up in the mappings of a
