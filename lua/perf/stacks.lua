@@ -566,10 +566,30 @@ local function file_order(names, f)
   return names
 end
 
+-- The stacks of event want alone, as a list of their own (its meta a copy
+-- of list's, with the event's samples and period).
+function M.select_event(list, want)
+  local meta = {}
+  for k, v in pairs(list.meta) do meta[k] = v end
+  local out = { meta = meta }
+  local samples, period = 0, 0
+  for _, s in ipairs(list) do
+    if (s.event or "") == want then
+      out[#out + 1] = s
+      samples = samples + s.count
+      period = period + s.period
+    end
+  end
+  meta.event = want
+  meta.samples, meta.period = samples, period
+  return out
+end
+
 -- Keeps the stacks of one event (reports and graphs show one event, as
 -- stackcollapse-perf.pl does); meta.event names it, meta.events lists all
--- (in the order of f's events when f is given).
-local function pick_event(list, want, f)
+-- (in the order of f's events when f is given).  all: every event kept
+-- (a report prints each in turn, as perf's), meta.event the first.
+local function pick_event(list, want, f, all)
   local seen, names = {}, {}
   for _, s in ipairs(list) do
     local ev = s.event or ""
@@ -581,22 +601,12 @@ local function pick_event(list, want, f)
     return nil, string.format("no event '%s' in this file (it has: %s)", want,
       table.concat(names, ", "))
   end
-  want = want or names[1]
-  if #names <= 1 then
+  if #names <= 1 or (all and not want) then
     list.meta.event = list.meta.event or (names[1] ~= "" and names[1] or nil)
     return list
   end
-  local out = { meta = list.meta }
-  local samples, period = 0, 0
-  for _, s in ipairs(list) do
-    if (s.event or "") == want then
-      out[#out + 1] = s
-      samples = samples + s.count
-      period = period + s.period
-    end
-  end
-  out.meta.event = want
-  out.meta.samples, out.meta.period = samples, period
+  want = want or names[1]
+  local out = M.select_event(list, want)
   out.meta.warnings = out.meta.warnings or {}
   table.insert(out.meta.warnings, string.format("%d events recorded (%s): showing '%s'",
     #names, table.concat(names, ", "), want))
@@ -693,7 +703,7 @@ function M.from_perf_data(path, opts)
     if p.close then p:close() end
   end
   take_warnings(sym, list)
-  local picked, perr = pick_event(list, opts.event, f)
+  local picked, perr = pick_event(list, opts.event, f, opts.all_events)
   -- whether the file's samples carry call chains at all (perf's test)
   if picked and picked.meta and f.header then picked.meta.file_chains = has_callchains(f) end
   if f.close then f:close() end
@@ -713,7 +723,9 @@ end
 -- leaf keyed by its symbol, f:profile's symbols), threads (false: such
 -- stacks keyed by command name, not thread: no pid or tid to report),
 -- by_symbol (a frame per symbol: ProfileView by_symbol, for reports
--- without call graphs or lines).
+-- without call graphs or lines), all_events (a report of each event in
+-- turn: no warning that the first alone is shown; M.load keeps every
+-- event's stacks then).
 function M.open_view(path, opts)
   opts = opts or {}
   -- LUAPERF_ENGINE=lua: every report built in Lua from a stack list (the
@@ -781,6 +793,8 @@ function M.open_view(path, opts)
   meta.file_chains = file_chains
   if #names > 1 then
     meta.view_event = want
+    -- a report of every event says nothing is left out
+    if opts.all_events and not opts.event then return v, meta end
     meta.warnings = meta.warnings or {}
     table.insert(meta.warnings, string.format("%d events recorded (%s): showing '%s'",
       #names, table.concat(names, ", "), want))

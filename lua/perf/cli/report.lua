@@ -26,8 +26,8 @@ usage: luaperf report [-i perf.data|file.folded] [options]
   --percentage absolute|relative
                          percentages of every sample (default, as perf) or
                          of the samples the filters keep
-  -e, --event NAME       the event to report when the file has several
-                         (default: the first recorded)
+  -e, --event NAME       the one event to report when the file has several
+                         (default: each in turn, as perf prints them)
   --symfs DIR            read the recorded objects under DIR (DIR/usr/bin/foo),
                          as perf's --symfs
   --stdio                accepted for perf compatibility (always text)
@@ -141,72 +141,12 @@ local function print_graph(out, root, total, minpct)
   line("")
 end
 
-return function(args)
-  local o, err = parse(args)
-  if not o then
-    io.stderr:write("luaperf report: ", err, "\n", usage)
-    return 129
-  end
-  if o.help then io.stdout:write(usage); return 0 end
-  local stacks = require "perf.stacks"
-  local report = require "perf.report"
-  -- -p adds parent to the keys, as perf's does
-  if o.parent and not (("," .. o.sort .. ","):find(",parent,", 1, true)) then
-    o.sort = o.sort .. ",parent"
-  end
-  -- rows keyed by comm, pid or tid alone need no frames (perf too resolves
-  -- only what its sort keys show)
-  local frames = o.graph or o.dso or o.symbol or false
-  local lines, parent = false, false
-  local cpu = false
-  for k in o.sort:gmatch("[^,%s]+") do
-    if k ~= "comm" and k ~= "pid" and k ~= "tid" and k ~= "cpu" then frames = true end
-    if k == "srcline" then lines = true end
-    if k == "parent" then parent = true end
-    if k == "cpu" then cpu = true end
-  end
-  local progress, done = options.progress("luaperf report", o.input)
-  local lopts = { event = o.event, kallsyms = o.kallsyms, vmlinux = o.vmlinux, symfs = o.symfs,
-    frames = frames and true or false, lines = lines or nil, progress = progress,
-    -- rows and their call graphs read a frame per symbol (a graph's
-    -- nodes are symbols; lines are an address's)
-    by_symbol = not lines or nil,
-    -- the samples of each CPU apart (a file without CPUs: all of -1)
-    split = cpu and "cpu" or nil }
-  -- self overhead without call graphs reads each sample's leaf alone (as
-  -- perf, which resolves no chain then); a parent is looked for up the chain
-  if o.children == false and not o.graph and not parent then
-    lopts.max_stack = 1
-    -- and keyed by its symbol (as perf's rows are; a line is an address's),
-    -- by command name when no key or filter asks for the thread: a resolve
-    -- per symbol, not per address of each thread
-    if not lines then
-      lopts.leaf_symbols = true
-      local threads = o.pid or o.tid
-      for k in o.sort:gmatch("[^,%s]+") do
-        if k == "pid" or k == "tid" then threads = true end
-      end
-      if not threads then lopts.threads = false end
-    end
-  end
-  -- a perf.data file: a view whose rows and call graphs the core computes;
-  -- folded stacks: a stack list and lua/perf/report.lua
-  local src, info = stacks.open_view(o.input, lopts)
-  local list
-  if src == nil and info == nil then list, info = stacks.load(o.input, lopts) end
-  done()
-  if not src and not list then
-    io.stderr:write("luaperf report: ", info, "\n")
-    return 1
-  end
-  local meta = src and info or list.meta
-  for _, w in ipairs(meta.warnings or {}) do
-    io.stderr:write("luaperf report: warning: ", w, "\n")
-  end
-  local has_chains, comm_cut = meta.has_chains, meta.comm_width or 0
+-- One event's table (and call graphs) to stdout, after head; 0, or the
+-- exit code of a usage error or a failed write.
+local function print_table(o, src, list, meta, head, children, keys, by, report)
+  local comm_cut = meta.comm_width or 0
   if list then
     for _, s in ipairs(list) do
-      if (s.depth or #s.frames) > 1 then has_chains = true end
       -- perf sizes the Command column by each thread's last name (its
       -- thread__comm_len) and cuts every name to that width: a thread named
       -- "pyenv-hooks" before it exec'd "bash" shows as "pyenv-ho" beside "python3"
@@ -217,32 +157,7 @@ return function(args)
   -- never narrower than its title: "perf-exec" beside threads last named
   -- "shaped" or shorter is "perf-ex"
   if comm_cut > 0 and comm_cut < #"Command" then comm_cut = #"Command" end
-  local children = o.children
-  if children == nil then children = has_chains end
-  if meta.file_chains == false then
-    -- as perf report: what needs call chains is refused on a file without
-    -- them, and children are self
-    if o.graph then
-      io.stderr:write("luaperf report: -g needs call chains, and this file has none ",
-        "(did you call 'perf record' without -g?)\n")
-      return 1
-    end
-    if parent then
-      io.stderr:write("luaperf report: --sort parent needs call chains, and this file has none ",
-        "(did you call 'perf record' without -g?)\n")
-      return 1
-    end
-    children = false
-  end
 
-  local keys, by = {}, {}
-  for k in o.sort:gmatch("[^,%s]+") do
-    if k == "symbol" then k = "sym" end
-    if k == "shared_object" then k = "dso" end
-    keys[#keys + 1] = k
-    -- perf's "pid" is the thread: one row per tid
-    by[#by + 1] = (k == "pid" or k == "tid") and "thread" or k
-  end
   -- perf report -g is "graph,0.5,caller": root first in both modes
   local ropts = { by = by, children = children, caller = o.graph or nil, weight = o.weight,
     event = meta.view_event,
@@ -257,7 +172,7 @@ return function(args)
     ropts.comm_cut, ropts.graph, ropts.graph_pct = comm_cut, o.graph, o.percent_limit or 0.5
     -- the table goes to stdout as it is made, after the header; a bad
     -- option fails before either is written
-    ropts.out, ropts.head = io.stdout, header(meta) .. "\n"
+    ropts.out, ropts.head = io.stdout, head .. "\n"
     local written, err
     ok, written, err = pcall(src.report_text, src, ropts)
     if ok and not written then
@@ -279,7 +194,7 @@ return function(args)
     io.stdout:write("\n")
     return 0
   end
-  local out = { header(meta) }
+  local out = { head }
   local function put(s) out[#out + 1] = s end
 
   -- columns
@@ -359,5 +274,127 @@ return function(args)
   end
   put("")
   io.stdout:write(table.concat(out, "\n"), "\n")
+  return 0
+end
+
+return function(args)
+  local o, err = parse(args)
+  if not o then
+    io.stderr:write("luaperf report: ", err, "\n", usage)
+    return 129
+  end
+  if o.help then io.stdout:write(usage); return 0 end
+  local stacks = require "perf.stacks"
+  local report = require "perf.report"
+  -- -p adds parent to the keys, as perf's does
+  if o.parent and not (("," .. o.sort .. ","):find(",parent,", 1, true)) then
+    o.sort = o.sort .. ",parent"
+  end
+  -- rows keyed by comm, pid or tid alone need no frames (perf too resolves
+  -- only what its sort keys show)
+  local frames = o.graph or o.dso or o.symbol or false
+  local lines, parent = false, false
+  local cpu = false
+  for k in o.sort:gmatch("[^,%s]+") do
+    if k ~= "comm" and k ~= "pid" and k ~= "tid" and k ~= "cpu" then frames = true end
+    if k == "srcline" then lines = true end
+    if k == "parent" then parent = true end
+    if k == "cpu" then cpu = true end
+  end
+  local progress, done = options.progress("luaperf report", o.input)
+  local lopts = { event = o.event, all_events = true, kallsyms = o.kallsyms, vmlinux = o.vmlinux, symfs = o.symfs,
+    frames = frames and true or false, lines = lines or nil, progress = progress,
+    -- rows and their call graphs read a frame per symbol (a graph's
+    -- nodes are symbols; lines are an address's)
+    by_symbol = not lines or nil,
+    -- the samples of each CPU apart (a file without CPUs: all of -1)
+    split = cpu and "cpu" or nil }
+  -- self overhead without call graphs reads each sample's leaf alone (as
+  -- perf, which resolves no chain then); a parent is looked for up the chain
+  if o.children == false and not o.graph and not parent then
+    lopts.max_stack = 1
+    -- and keyed by its symbol (as perf's rows are; a line is an address's),
+    -- by command name when no key or filter asks for the thread: a resolve
+    -- per symbol, not per address of each thread
+    if not lines then
+      lopts.leaf_symbols = true
+      local threads = o.pid or o.tid
+      for k in o.sort:gmatch("[^,%s]+") do
+        if k == "pid" or k == "tid" then threads = true end
+      end
+      if not threads then lopts.threads = false end
+    end
+  end
+  -- a perf.data file: a view whose rows and call graphs the core computes;
+  -- folded stacks: a stack list and lua/perf/report.lua
+  local src, info = stacks.open_view(o.input, lopts)
+  local list
+  if src == nil and info == nil then list, info = stacks.load(o.input, lopts) end
+  done()
+  if not src and not list then
+    io.stderr:write("luaperf report: ", info, "\n")
+    return 1
+  end
+  local meta = src and info or list.meta
+  for _, w in ipairs(meta.warnings or {}) do
+    io.stderr:write("luaperf report: warning: ", w, "\n")
+  end
+  -- perf prints the table of each event in turn (-e picks one)
+  local events = { meta.view_event or meta.event or false }
+  if not o.event and meta.events and #meta.events > 1 then events = meta.events end
+  -- as perf, which reads the events' combined sample type: children by
+  -- default when samples of any event have call chains
+  local has_chains = meta.has_chains
+  if src and #events > 1 then has_chains = src:summary().has_chains end
+  if list then
+    for _, s in ipairs(list) do
+      if (s.depth or #s.frames) > 1 then has_chains = true; break end
+    end
+  end
+  local children = o.children
+  if children == nil then children = has_chains end
+  if meta.file_chains == false then
+    -- as perf report: what needs call chains is refused on a file without
+    -- them, and children are self
+    if o.graph then
+      io.stderr:write("luaperf report: -g needs call chains, and this file has none ",
+        "(did you call 'perf record' without -g?)\n")
+      return 1
+    end
+    if parent then
+      io.stderr:write("luaperf report: --sort parent needs call chains, and this file has none ",
+        "(did you call 'perf record' without -g?)\n")
+      return 1
+    end
+    children = false
+  end
+
+  local keys, by = {}, {}
+  for k in o.sort:gmatch("[^,%s]+") do
+    if k == "symbol" then k = "sym" end
+    if k == "shared_object" then k = "dso" end
+    keys[#keys + 1] = k
+    -- perf's "pid" is the thread: one row per tid
+    by[#by + 1] = (k == "pid" or k == "tid") and "thread" or k
+  end
+  for i, ev in ipairs(events) do
+    local m, evlist = meta, list
+    if #events > 1 then
+      -- the event's own counts; the lines above its table are perf's
+      -- between two tables
+      if src then
+        local sm = src:summary(ev)
+        m = setmetatable({ event = ev, view_event = ev, samples = sm.samples,
+          period = sm.period, comm_width = sm.comm_width }, { __index = meta })
+      else
+        evlist = stacks.select_event(list, ev)
+        m = evlist.meta
+      end
+    end
+    local head = header(m)
+    if i > 1 then head = "\n" .. head:match("\n(# Samples:.*)$") end
+    local rc = print_table(o, src, evlist, m, head, children, keys, by, report)
+    if rc ~= 0 then return rc end
+  end
   return 0
 end
