@@ -353,6 +353,34 @@ describe("perf.open on files recorded by perf", function()
     f:close()
   end)
 
+  it("features: event groups (group_desc) as perf report --header-only prints them, file and pipe", function()
+    local p = file("grp.data", "-e '{cpu-clock,task-clock}' -c 100000 -- " .. shaped .. " 30")
+    local out = util.sh("perf report --header-only -i " .. p .. " 2>/dev/null")
+    local f = assert(perf.open(p))
+    local ft, hdr = f:features(), f:header()
+    assert.are.equal(1, #ft.group_desc)
+    local g = ft.group_desc[1]
+    assert.are.equal("{anon_group}", g.name)
+    local names = {}
+    for i = g.leader, g.leader + g.members - 1 do names[#names + 1] = hdr.events[i].name end
+    assert.are.equal(out:match("# group: ([^\n]*)"), "{" .. table.concat(names, ",") .. "}")
+    f:close()
+    -- a pipe's group_desc comes in its feature records
+    local piped = util.root .. "/../shared/perfdata-corpus/perf.data.piped.header_feautres_group_desc-6.8"
+    if util.read(piped) then
+      f = assert(perf.open(piped))
+      ft, hdr = f:features(), f:header()
+      g = ft.group_desc[1]
+      assert.are.same({ 1, 2 }, { g.leader, g.members })
+      assert.are.equal("cycles:u", hdr.events[g.leader].name)
+      f:close()
+    end
+    -- a file without groups has none
+    f = assert(perf.open(file("nogrp.data", "-e cpu-clock -c 100000 -- " .. shaped .. " 10")))
+    assert.is_nil(f:features().group_desc)
+    f:close()
+  end)
+
   it("features: header fields as perf report --header-only prints them", function()
     local p = file("g.data", "-e cpu-clock -c 100000 -g -- " .. shaped .. " 60")
     local out = util.sh("perf report --header-only -I -i " .. p .. " 2>/dev/null")

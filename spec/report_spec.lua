@@ -287,6 +287,32 @@ describe("luaperf report", function()
     assert.truthy(bad:find("no event 'nosuch' in this file", 1, true), bad)
   end)
 
+  it("shows the events of a group in one table, a column each, as perf's group view", function()
+    local prog = util.cc(util.read(util.root .. "/spec/progs/shaped.c"), "-O1 -g -fno-omit-frame-pointer", "grp")
+    local grp = dir .. "/grp.data"
+    local out, ok = util.perf("record -q -e '{cpu-clock,task-clock}' -F 999 -g -o " .. grp .. " " .. prog .. " 300 2>&1")
+    assert.is_true(ok, out)
+    local function tables(text)
+      return ((text:match("\n(# Samples:.*)$") or text):gsub("\n\n#\n# %(Tip[^\n]*\n#\n$", "\n"))
+    end
+    local files = { grp }
+    local piped = util.root .. "/../shared/perfdata-corpus/perf.data.piped.header_feautres_group_desc-6.8"
+    if util.read(piped) then files[2] = piped end
+    for _, f in ipairs(files) do
+      for _, args in ipairs({ "--no-children", "--children", "--no-children --sort dso,sym",
+                              "--percent-limit 2", "--no-children --no-group" }) do
+        local theirs = util.sh("perf report -i " .. f .. " --stdio -g none " .. args .. " 2>/dev/null")
+        local ours, _, err = util.luaperf_split("report -i " .. f .. " " .. args)
+        assert.are.equal(tables(theirs), tables(ours), f .. " " .. args .. "\n" .. err)
+        if not args:find("no-group", 1, true) then
+          assert.truthy(ours:find("of events 'anon group { ", 1, true), ours)
+          -- two percentages a row
+          assert.truthy(ours:find("\n +[%d.]+%%  +[%d.]+%%  ", 1), ours)
+        end
+      end
+    end
+  end)
+
   it("rejects unknown options and sort keys with a message", function()
     local out, ok = util.luaperf("report -i " .. data .. " --frobnicate")
     assert.is_false(ok)

@@ -335,6 +335,18 @@ static int file_features(lua_State *L)
 		}
 		lua_setfield(L, -2, "numa_topology");
 	}
+	if (has(in, PERFDATA_FEAT_GROUP_DESC)) {
+		lua_createtable(L, (int)in->nr_groups, 0);
+		for (i = 0; i < in->nr_groups; i++) {
+			lua_createtable(L, 0, 3);
+			lperf_setstr(L, "name", in->groups[i].name);
+			/* 1-based, as f:header().events */
+			lperf_setint(L, "leader", (lua_Integer)in->groups[i].leader + 1);
+			lperf_setint(L, "members", in->groups[i].nr_members);
+			lua_rawseti(L, -2, (int)i + 1);
+		}
+		lua_setfield(L, -2, "group_desc");
+	}
 	if (has(in, PERFDATA_FEAT_CLOCKID))
 		lperf_setu64(L, "clockid_res_ns", in->clockid_res_ns);
 	if (has(in, PERFDATA_FEAT_COMPRESSED)) {

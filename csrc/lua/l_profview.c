@@ -406,9 +406,15 @@ static enum pvr_key key_of(lua_State *L, const char *k)
 
 static void report_opts(lua_State *L, int t, struct pvreport_opts *o)
 {
+	const char *order;
+
 	memset(o, 0, sizeof *o);
 	o->children = lperf_optfield_bool(L, t, "children", 0);
 	o->caller = lperf_optfield_bool(L, t, "caller", 0);
+	order = lperf_optfield_str(L, t, "order", "value");
+	if (strcmp(order, "value") && strcmp(order, "keys"))
+		luaL_error(L, "report: order must be 'value' or 'keys', got '%s'", order);
+	o->keys_only = !strcmp(order, "keys");
 	o->by_period = by_period(L, t);
 	lua_getfield(L, t, "by");
 	if (lua_isnil(L, -1)) {

@@ -400,11 +400,13 @@ function M.top(list, opts)
     end
   end
   local tie = ties(opts.by)
+  -- order = "keys": as perf breaks a tie of sums, whatever the sums
+  local by_value = opts.order ~= "keys"
   table.sort(kept, function(a, b)
     local x, y
     if by_total then x, y = a.total, b.total else x, y = a.self, b.self end
-    if x ~= y then return x > y end
-    if a.self ~= b.self then return a.self > b.self end
+    if by_value and x ~= y then return x > y end
+    if by_value and a.self ~= b.self then return a.self > b.self end
     if tie then
       local c = tie(a, b)
       if c ~= 0 then return c < 0 end

@@ -384,6 +384,29 @@ local function header_of(src)
   return hdr
 end
 
+-- The file's groups of more than one event (perf record -e '{a,b}'), from
+-- its group_desc: { { name = "anon group" or the group's, events = { names,
+-- the leader first } }, ... }, or nil when it has none.
+local function event_groups(f)
+  local hdr = header_of(f)
+  local ok, ft = pcall(function() return f:features() end)
+  if not hdr or not ok or type(ft) ~= "table" or not ft.group_desc then return nil end
+  local groups = {}
+  for _, g in ipairs(ft.group_desc) do
+    local evs = {}
+    for i = g.leader, g.leader + g.members - 1 do
+      local e = hdr.events[i]
+      if not e then evs = {}; break end
+      evs[#evs + 1] = e.name
+    end
+    if #evs > 1 then
+      groups[#groups + 1] = { name = g.name ~= "{anon_group}" and g.name or "anon group",
+        events = evs }
+    end
+  end
+  return groups[1] and groups or nil
+end
+
 -- Whether an event of the file samples call chains (PERF_SAMPLE_CALLCHAIN,
 -- 1 << 5).
 local function has_callchains(f)
@@ -705,7 +728,10 @@ function M.from_perf_data(path, opts)
   take_warnings(sym, list)
   local picked, perr = pick_event(list, opts.event, f, opts.all_events)
   -- whether the file's samples carry call chains at all (perf's test)
-  if picked and picked.meta and f.header then picked.meta.file_chains = has_callchains(f) end
+  if picked and picked.meta and f.header then
+    picked.meta.file_chains = has_callchains(f)
+    picked.meta.groups = event_groups(f)
+  end
   if f.close then f:close() end
   return picked, perr
 end
@@ -753,6 +779,7 @@ function M.open_view(path, opts)
   -- a profile without frames keeps no chains to see: the file's events
   -- say whether samples had them, as perf decides its children default
   local file_chains = has_callchains(f)
+  local groups = event_groups(f)
   local order = header_of(f)
   f:close()
   if not p then return nil, info end
@@ -791,6 +818,7 @@ function M.open_view(path, opts)
   if opts.frames == false then meta.has_chains = file_chains end
   -- whether the file's samples carry call chains at all (perf's test)
   meta.file_chains = file_chains
+  meta.groups = groups
   if #names > 1 then
     meta.view_event = want
     -- a report of every event says nothing is left out

@@ -88,6 +88,12 @@ struct perfdata_numa_node {
 	const char *cpus;               /* "0-3" */
 };
 
+struct perfdata_group {               /* an event group (group_desc) */
+	const char *name;               /* "{anon_group}" when it has none */
+	uint32_t leader;                /* the leader's index among the events */
+	uint32_t nr_members;            /* the leader's included */
+};
+
 struct perfdata_skipped {             /* a feature present but not decoded */
 	int id;
 	uint64_t offset, size;
@@ -117,6 +123,8 @@ struct perfdata_info {
 	unsigned nr_numa_nodes;
 	struct perfdata_numa_node *numa_nodes;
 	uint64_t clockid_res_ns;
+	unsigned nr_groups;
+	struct perfdata_group *groups;
 	struct { uint32_t version, type, level, ratio, mmap_len; } compressed;
 	struct { uint32_t version, clockid; uint64_t wall_clock_ns, clockid_time_ns; } clock_data;
 	struct { uint64_t first, last; } sample_time;

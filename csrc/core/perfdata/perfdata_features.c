@@ -256,6 +256,26 @@ static int feat_numa(struct fcur *c)
 	return 0;
 }
 
+static int feat_groups(struct fcur *c)
+{
+	struct perfdata_info *in = &c->pd->info;
+	uint32_t n, i;
+	int e = fcount(c, &n, 4 + 4 + 4, "nr_groups");
+	if (e)
+		return e;
+	in->groups = perfdata__kalloc(c->pd, n, sizeof *in->groups);
+	if (!in->groups)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		struct perfdata_group *g = &in->groups[i];
+		if ((e = fstr(c, &g->name, "group name")) || (e = f32(c, &g->leader, "leader_idx")) ||
+		    (e = f32(c, &g->nr_members, "nr_members")))
+			return e;
+	}
+	in->nr_groups = n;
+	return 0;
+}
+
 int perfdata__skip_feature(struct perfdata *pd, int id, uint64_t off, uint64_t size)
 {
 	struct perfdata_info *in = &pd->info;
@@ -305,6 +325,7 @@ static int decode_feature(struct perfdata *pd, int id, uint64_t off, uint64_t si
 	case PERFDATA_FEAT_EVENT_DESC: e = feat_event_desc(&c); break;
 	case PERFDATA_FEAT_CPU_TOPOLOGY: e = feat_cpu_topology(&c); break;
 	case PERFDATA_FEAT_NUMA_TOPOLOGY: e = feat_numa(&c); break;
+	case PERFDATA_FEAT_GROUP_DESC: e = feat_groups(&c); break;
 	case PERFDATA_FEAT_CLOCKID: e = f64(&c, &in->clockid_res_ns, "clockid_res_ns"); break;
 	case PERFDATA_FEAT_SAMPLE_TIME:
 		if (!(e = f64(&c, &in->sample_time.first, "first")))

@@ -836,8 +836,8 @@ static int sort_rows(struct pvreport *r, struct profview *pv, const struct pvrep
 		goto out;
 	for (i = 0; i < n; i++) {
 		const struct pvreport_row *row = &r->rows[i];
-		rec[i].major = o->children ? row->total : row->self;
-		rec[i].minor = o->children ? row->self : 0;
+		rec[i].major = o->keys_only ? 0 : o->children ? row->total : row->self;
+		rec[i].minor = o->keys_only || !o->children ? 0 : row->self;
 		rec[i].row = (uint32_t)i;
 	}
 	if (n)

@@ -50,6 +50,9 @@ struct pvreport_opts {
 				  perf's default, PVR_DEFAULT_PARENT */
 	int caller;            /* call graphs of self mode root first (perf
 				  report -g's "caller"), as children mode's are */
+	int keys_only;         /* rows sorted by their keys alone, as perf
+				  breaks a tie of sums (a group view sorts
+				  by the members' sums first) */
 };
 #define PVR_DEFAULT_PARENT "^sys_|^do_page_fault"
 

@@ -28,6 +28,9 @@ usage: luaperf report [-i perf.data|file.folded] [options]
                          of the samples the filters keep
   -e, --event NAME       the one event to report when the file has several
                          (default: each in turn, as perf prints them)
+  --group, --no-group    the events of a group (perf record -e '{a,b}') in
+                         one table, a column each (default, as perf), or
+                         each in a table of its own
   --symfs DIR            read the recorded objects under DIR (DIR/usr/bin/foo),
                          as perf's --symfs
   --stdio                accepted for perf compatibility (always text)
@@ -50,6 +53,7 @@ local function parse(args)
   local flags = { ["--children"] = { "children", true }, ["--no-children"] = { "children", false },
     ["-g"] = { "graph", true }, ["--call-graph"] = { "graph", true },
     ["--no-call-graph"] = { "graph", false }, ["--stdio"] = { "stdio", true },
+    ["--group"] = { "group", true }, ["--no-group"] = { "group", false },
     ["-h"] = { "help", true }, ["--help"] = { "help", true } }
   local ok, err = options.parse(args, o, takes, flags)
   if not ok then return nil, err end
@@ -88,7 +92,9 @@ local function header(meta)
     put(string.format("# Throttle events: %d (samples were dropped; the profile may be biased)", meta.throttled))
   end
   put("#")
-  put(string.format("# Samples: %s of event '%s'", short_count(meta.samples or 0), meta.event or "unknown"))
+  -- perf's "events" for a group, and for its leader shown alone
+  put(string.format("# Samples: %s of event%s '%s'", short_count(meta.samples or 0),
+    meta.plural and "s" or "", meta.event or "unknown"))
   put(string.format("# Event count (approx.): %.0f", meta.period or 0))
   put("#")
   return table.concat(out, "\n")
@@ -141,9 +147,67 @@ local function print_graph(out, root, total, minpct)
   line("")
 end
 
+-- The rows of an event group as perf's group view shows them: a row for
+-- each key any member has, its values in each member's table (member i's
+-- fields self_pcts[i], total_pcts[i]; 0 where it has none), sorted as
+-- perf sorts a group: by the leader's sum, then each member's, children
+-- before self, then the keys' order.  rows_of(event, extra_opts) are a
+-- report's rows; nil and a message when a report fails.
+local function group_rows(members, children, rows_of)
+  local per, total, all = {}, {}, {}
+  for i, ev in ipairs(members) do
+    local rows, err = rows_of(ev)
+    if not rows then return nil, err end
+    per[i] = {}
+    for _, r in ipairs(rows) do per[i][r.key] = r end
+    total[i], all[i] = rows.total, rows.all
+  end
+  -- every key in perf's order of equal sums (rows of events outside the
+  -- group are passed over)
+  local ordered, err = rows_of(nil, { order = "keys" })
+  if not ordered then return nil, err end
+  local out = {}
+  for rank, r in ipairs(ordered) do
+    local row
+    for i = 1, #members do
+      local m = per[i][r.key]
+      if m and not row then
+        row = setmetatable({ rank = rank, self_pcts = {}, total_pcts = {}, selfs = {},
+          totals = {} }, { __index = m })
+      end
+    end
+    if row then
+      for i = 1, #members do
+        local m = per[i][r.key]
+        row.self_pcts[i], row.total_pcts[i] = m and m.self_pct or 0, m and m.total_pct or 0
+        row.selfs[i], row.totals[i] = m and m.self or 0, m and m.total or 0
+      end
+      -- the leader's percentages, for --percent-limit
+      row.self_pct, row.total_pct = row.self_pcts[1], row.total_pcts[1]
+      out[#out + 1] = row
+    end
+  end
+  local function cmp(a, b, field)
+    for i = 1, #members do
+      local x, y = a[field][i], b[field][i]
+      if x ~= y then return x > y end
+    end
+  end
+  table.sort(out, function(a, b)
+    local c
+    if children then c = cmp(a, b, "totals") end
+    if c == nil then c = cmp(a, b, "selfs") end
+    if c == nil then return a.rank < b.rank end
+    return c
+  end)
+  out.total, out.all = total[1], all[1]
+  return out
+end
+
 -- One event's table (and call graphs) to stdout, after head; 0, or the
--- exit code of a usage error or a failed write.
-local function print_table(o, src, list, meta, head, children, keys, by, report)
+-- exit code of a usage error or a failed write.  group: the events of a
+-- group, shown together (perf's group view).
+local function print_table(o, src, list, meta, head, children, keys, by, report, group)
   local comm_cut = meta.comm_width or 0
   if list then
     for _, s in ipairs(list) do
@@ -164,7 +228,26 @@ local function print_table(o, src, list, meta, head, children, keys, by, report)
     comm = o.comm, pid = o.pid, tid = o.tid, dso = o.dso, sym = o.symbol,
     percentage = o.percentage, parent = o.parent }
   local ok, rows
-  if src then
+  if group then
+    local stacks = require "perf.stacks"
+    local function rows_of(ev, extra)
+      local ro = {}
+      for k, v in pairs(ropts) do ro[k] = v end
+      for k, v in pairs(extra or {}) do ro[k] = v end
+      ro.event = ev
+      local sampled = not ev
+      for _, e in ipairs(meta.events or {}) do sampled = sampled or e == ev end
+      if not sampled then return { total = 0, all = 0 } end
+      if src then return src:report(ro) end
+      return report.top(ev and stacks.select_event(list, ev) or list, ro)
+    end
+    local gerr
+    ok, rows, gerr = pcall(group_rows, group, children, rows_of)
+    if ok and not rows then
+      io.stderr:write("luaperf report: ", tostring(gerr), "\n")
+      return 1
+    end
+  elseif src then
     -- the table itself is laid out in the core
     local cols = children and { "children", "self" } or { "overhead" }
     for _, k in ipairs(keys) do cols[#cols + 1] = k end
@@ -190,7 +273,7 @@ local function print_table(o, src, list, meta, head, children, keys, by, report)
     return 129
   end
 
-  if src then
+  if src and not group then
     io.stdout:write("\n")
     return 0
   end
@@ -199,11 +282,23 @@ local function print_table(o, src, list, meta, head, children, keys, by, report)
 
   -- columns
   local cols = {}
+  -- a group's column holds each member's percentage, 8 wide
+  local function pcts(field, one)
+    if not group then return function(r) return pct(r[one]) end end
+    return function(r)
+      local parts = {}
+      for i = 1, #group do
+        local v = pct(r[field][i])
+        parts[i] = string.rep(" ", 8 - #v) .. v
+      end
+      return table.concat(parts)
+    end
+  end
   if children then
-    cols[#cols + 1] = { title = "Children", get = function(r) return pct(r.total_pct) end, right = true }
-    cols[#cols + 1] = { title = "Self", get = function(r) return pct(r.self_pct) end, right = true }
+    cols[#cols + 1] = { title = "Children", get = pcts("total_pcts", "total_pct"), right = true }
+    cols[#cols + 1] = { title = "Self", get = pcts("self_pcts", "self_pct"), right = true }
   else
-    cols[#cols + 1] = { title = "Overhead", get = function(r) return pct(r.self_pct) end, right = true }
+    cols[#cols + 1] = { title = "Overhead", get = pcts("self_pcts", "self_pct"), right = true }
   end
   -- perf's headers: the thread's lines up its name with "%7d:"
   local titles = { comm = "Command", dso = "Shared Object", sym = "Symbol", pid = "    Pid:Command",
@@ -339,9 +434,34 @@ return function(args)
   for _, w in ipairs(meta.warnings or {}) do
     io.stderr:write("luaperf report: warning: ", w, "\n")
   end
-  -- perf prints the table of each event in turn (-e picks one)
-  local events = { meta.view_event or meta.event or false }
-  if not o.event and meta.events and #meta.events > 1 then events = meta.events end
+  -- perf prints the table of each event in turn (-e picks one), the
+  -- events of a group in one table (its group view) unless --no-group; a
+  -- group's call graphs are drawn event by event here
+  local items = { { event = meta.view_event or meta.event or false } }
+  if not o.event and meta.events and #meta.events > 1 then
+    local sampled, leader_of, member = {}, {}, {}
+    for _, ev in ipairs(meta.events) do sampled[ev] = true end
+    for _, g in ipairs(meta.groups or {}) do
+      if sampled[g.events[1]] then
+        leader_of[g.events[1]] = g
+        if o.group ~= false and not o.graph then
+          for i = 2, #g.events do member[g.events[i]] = true end
+        end
+      end
+    end
+    items = {}
+    for _, ev in ipairs(meta.events) do
+      local g = leader_of[ev]
+      if g and o.group ~= false and not o.graph then
+        items[#items + 1] = { event = ev, group = g }
+      elseif not member[ev] then
+        -- a leader shown alone is still perf's "events"
+        items[#items + 1] = { event = ev, plural = g ~= nil }
+      end
+    end
+  end
+  local events = {}
+  for i, it in ipairs(items) do events[i] = it.event end
   -- as perf, which reads the events' combined sample type: children by
   -- default when samples of any event have call chains
   local has_chains = meta.has_chains
@@ -377,23 +497,39 @@ return function(args)
     -- perf's "pid" is the thread: one row per tid
     by[#by + 1] = (k == "pid" or k == "tid") and "thread" or k
   end
-  for i, ev in ipairs(events) do
-    local m, evlist = meta, list
-    if #events > 1 then
+  local sampled = {}
+  for _, ev in ipairs(meta.events or {}) do sampled[ev] = true end
+  -- an event's counts and command width
+  local function counts(ev)
+    if not sampled[ev] then return { samples = 0, period = 0, comm_width = 0 } end
+    if src then return src:summary(ev) end
+    local l = stacks.select_event(list, ev)
+    return { samples = l.meta.samples, period = l.meta.period, list = l }
+  end
+  for i, it in ipairs(items) do
+    local ev, m, evlist = it.event, meta, list
+    if it.group then
+      -- the members' counts summed, the group named as perf names it
+      local desc = it.group.name .. " { " .. table.concat(it.group.events, ", ") .. " }"
+      m = setmetatable({ event = desc, plural = true, samples = 0, period = 0, comm_width = 0 },
+        { __index = meta })
+      for _, gev in ipairs(it.group.events) do
+        local c = counts(gev)
+        m.samples, m.period = m.samples + c.samples, m.period + c.period
+        m.comm_width = math.max(m.comm_width, c.comm_width or 0)
+      end
+    elseif #items > 1 then
       -- the event's own counts; the lines above its table are perf's
       -- between two tables
-      if src then
-        local sm = src:summary(ev)
-        m = setmetatable({ event = ev, view_event = ev, samples = sm.samples,
-          period = sm.period, comm_width = sm.comm_width }, { __index = meta })
-      else
-        evlist = stacks.select_event(list, ev)
-        m = evlist.meta
-      end
+      local c = counts(ev)
+      m = setmetatable({ event = ev, view_event = ev, plural = it.plural, samples = c.samples,
+        period = c.period, comm_width = c.comm_width }, { __index = meta })
+      if c.list then evlist = c.list end
     end
     local head = header(m)
     if i > 1 then head = "\n" .. head:match("\n(# Samples:.*)$") end
-    local rc = print_table(o, src, evlist, m, head, children, keys, by, report)
+    local rc = print_table(o, src, evlist, m, head, children, keys, by, report,
+      it.group and it.group.events)
     if rc ~= 0 then return rc end
   end
   return 0
