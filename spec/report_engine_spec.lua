@@ -150,10 +150,9 @@ describe("a profile view", function()
         local a, b = report.top(list, opts), v:report(opts)
         local shown = {}
         for i = 1, math.min(#b, 25) do shown[i] = b[i] end
-        local trees = v:callgraph(shown, { children = children, weight = "period" })
+        local trees = v:callgraph(shown, opts)
         for i = 1, #shown do
-          same(report.callgraph(list, a[i], { children = children, weight = "period" }), trees[i],
-            path .. " row " .. i)
+          same(report.callgraph(list, a[i], opts), trees[i], path .. " row " .. i)
         end
       end
     end
@@ -318,7 +317,7 @@ describe("a view by symbol", function()
           local r1, r2 = v1:report(opts), v2:report(opts)
           local s1, s2 = {}, {}
           for i = 1, math.min(#r1, 40) do s1[i], s2[i] = r1[i], r2[i] end
-          local g = { children = children, weight = "period" }
+          local g = { by = by, children = children, weight = "period" }
           local t1, t2 = v1:callgraph(s1, g), v2:callgraph(s2, g)
           for i = 1, #s1 do
             same(t1[i], t2[i], path .. " row " .. i)

@@ -665,10 +665,10 @@ static enum pvt_col col_of(lua_State *L, const char *k)
 static int v_report_text(lua_State *L)
 {
 	struct profview *pv = check_view(L)->pv;
-	struct pvreport_opts o, go;
+	struct pvreport_opts o;
 	struct pvtext_opts t;
 	struct pvreport *r;
-	uint64_t all, gall;
+	uint64_t all;
 	size_t i, n, len;
 	char *text;
 	int rc, absolute;
@@ -712,13 +712,13 @@ static int v_report_text(lua_State *L)
 		if (t.cols[i] == PVT_CHILDREN)
 			o.self_only = 0;         /* totals shown */
 	o.keep = keep_mask(L, pv, 2, 1, o.by_period, &all);        /* index 3 */
-	go = o;
-	go.keep = keep_mask(L, pv, 2, 0, o.by_period, &gall);      /* index 4 */
+	/* a row's graph: the chains of the stacks counted in it */
+	o.entry_rows = t.graph;
 	rc = pvreport__new(pv, &o, &r);
 	if (rc)
 		return view_fail(L, rc);
 	t.base = (double)(absolute ? all : pvreport__total(r));
-	t.graph_opts = &go;
+	t.graph_opts = &o;
 	t.graph_total = t.base;
 	rc = pvreport__text(pv, r, &t, &text, &len);
 	n = pvreport__count(r);
@@ -761,33 +761,25 @@ static void push_tree(lua_State *L, struct profview *pv, const struct pvgraph *g
 	lua_setfield(L, -2, "kids");
 }
 
-/* The frame id of the row at idx (PV_NONE: none, or not a frame). */
-static uint32_t row_frame(lua_State *L, struct profview *pv, int idx)
-{
-	lua_Integer id;
-
-	lua_getfield(L, idx, "frameid");
-	id = lua_isnumber(L, -1) ? lua_tointeger(L, -1) : -1;
-	lua_pop(L, 1);
-	return id >= 0 && (size_t)id < profview__nframes(pv) ? (uint32_t)id : PV_NONE;
-}
-
 /* v:callgraph(rows, opts) */
 static int v_callgraph(lua_State *L)
 {
 	struct profview *pv = check_view(L)->pv;
 	struct pvreport_opts o;
-	struct pvgraph_key *keys;
+	struct pvreport *r;
 	struct pvgraph *g;
-	size_t n, i, nk = 0;
+	struct keytab *keys;
+	uint32_t *which, *found, id;
+	size_t n, i, nk = 0, nr;
 	uint64_t all, min;
 	int rc;
 
 	luaL_checktype(L, 2, LUA_TTABLE);
 	luaL_checktype(L, 3, LUA_TTABLE);
-	memset(&o, 0, sizeof o);
-	o.children = lperf_optfield_bool(L, 3, "children", 0);
-	o.by_period = by_period(L, 3);
+	lua_settop(L, 3);
+	/* the report the rows came from, made again with its stacks' entries */
+	report_opts(L, 3, &o);
+	o.entry_rows = 1;
 	min = 0;
 	lua_getfield(L, 3, "min");
 	if (lua_type(L, -1) == LUA_TNUMBER) {
@@ -796,36 +788,51 @@ static int v_callgraph(lua_State *L)
 		min = m <= 0 ? 0 : (uint64_t)m + ((lua_Number)(uint64_t)m < m);
 	}
 	lua_pop(L, 1);
-	o.keep = keep_mask(L, pv, 3, 0, o.by_period, &all);
+	o.keep = keep_mask(L, pv, 3, 1, o.by_period, &all);      /* index 4 */
 	n = lua_rawlen(L, 2);
-	keys = lua_newuserdatauv(L, (n ? n : 1) * sizeof *keys, 0);
-	for (i = 1; i <= n; i++) {
-		lua_rawgeti(L, 2, (int)i);
-		luaL_checktype(L, -1, LUA_TTABLE);
-		lua_getfield(L, -1, "symid");
-		lua_getfield(L, -2, "kind");
-		if (lua_isnumber(L, -2)) {
-			lua_Integer id = lua_tointeger(L, -2);
-			if (id < 0 || (size_t)id >= profview__nstrs(pv))
-				luaL_error(L, "callgraph: a row of another view");
-			keys[nk].symname = (uint32_t)id;
-			keys[nk].kernel = lua_isstring(L, -1) && !strcmp(lua_tostring(L, -1), "kernel");
-			keys[nk].frame = row_frame(L, pv, -3);
-			nk++;
-		}
-		lua_pop(L, 3);
+	which = lua_newuserdatauv(L, (n ? n : 1) * sizeof *which, 0);   /* index 5 */
+	found = lua_newuserdatauv(L, (n ? n : 1) * sizeof *found, 0);   /* index 6 */
+	rc = pvreport__new(pv, &o, &r);
+	if (rc)
+		return view_fail(L, rc);
+	/* each row by its key */
+	nr = pvreport__count(r);
+	if (!(keys = keytab__new())) {
+		pvreport__delete(r);
+		return view_fail(L, -ENOMEM);
 	}
-	rc = pvgraph__new(pv, &o, keys, nk, 0, &g);
+	for (i = 0; i < nr && !rc; i++) {
+		const struct pvreport_row *row = pvreport__row_at(r, i);
+		rc = keytab__intern(keys, row->key, row->keylen, &id, NULL);
+	}
+	for (i = 1; i <= n && !rc; i++) {
+		const char *k;
+		size_t klen;
+		lua_rawgeti(L, 2, (int)i);
+		if (lua_type(L, -1) != LUA_TTABLE) {
+			rc = -EINVAL;
+			break;
+		}
+		lua_getfield(L, -1, "key");
+		k = lua_tolstring(L, -1, &klen);
+		/* keys are interned in row order (distinct rows, distinct
+		 * keys): id i is row i */
+		found[i - 1] = k && keytab__find(keys, k, klen, &id) == 0;
+		if (found[i - 1])
+			which[nk++] = id;
+		lua_pop(L, 2);
+	}
+	keytab__delete(keys);
+	if (!rc)
+		rc = pvgraph__new(pv, &o, r, which, nk, 0, &g);
+	pvreport__delete(r);
+	if (rc == -EINVAL)
+		return luaL_error(L, "callgraph: rows must be the rows of v:report with these options");
 	if (rc)
 		return view_fail(L, rc);
 	lua_createtable(L, (int)n, 0);
 	for (i = 1, nk = 0; i <= n; i++) {
-		int has;
-		lua_rawgeti(L, 2, (int)i);
-		lua_getfield(L, -1, "symid");
-		has = lua_isnumber(L, -1);
-		lua_pop(L, 2);
-		if (!has)
+		if (!found[i - 1])
 			continue;
 		push_tree(L, pv, g, pvgraph__root(g, nk++), min, 0);
 		lua_rawseti(L, -2, (int)i);

@@ -120,6 +120,109 @@ local function normalize_by(by)
   return by
 end
 
+-- The entries perf makes of each stack for the keys of by (not a
+-- function, nor "frame"): walk(s, fn) calls fn(key, frame, own, at) once
+-- per distinct row key of stack s, the sample's own entry (own, at = #s.frames)
+-- first, then the call chain's, root first in children mode (at: the
+-- frame's index, root first).
+local function entry_walker(by, children)
+  local keys = normalize_by(by)
+  local fkeys, skeys = {}, {}
+  for _, k in ipairs(keys) do
+    if k == "symbol" then k = "sym" end
+    if k == "shared_object" then k = "dso" end
+    if frame_keys[k] then fkeys[#fkeys + 1] = frame_keys[k]
+    elseif stack_keys[k] then skeys[#skeys + 1] = stack_keys[k]
+    else error("report: unknown sort key '" .. tostring(k) .. "' (sym, dso, comm, pid, tid, thread, cpu, vmstate)", 4) end
+  end
+  -- A frame seen with one field changed: one table per frame and change.
+  local views = {}
+  local function view(f, k, v)
+    local ck = k .. "=" .. tostring(v)
+    local c = views[ck]
+    if not c then c = {}; views[ck] = c end
+    local x = c[f]
+    if not x then
+      x = setmetatable({ [k] = v }, { __index = f })
+      c[f] = x
+    end
+    return x
+  end
+  -- an unnamed frame as a call chain entry shows it: by its raw address
+  local function absolute(f) return view(f, "rel", false) end
+  local function as_level(f, kind) return view(f, "kind", kind) end
+  local fkcache = {}
+  local function fkey(f)
+    local k = fkcache[f]
+    if not k then
+      local parts = {}
+      for i, fn in ipairs(fkeys) do parts[i] = fn(f) end
+      k = table.concat(parts, "\2")
+      fkcache[f] = k
+    end
+    return k
+  end
+  return function(s, fn)
+    local sk = ""
+    for _, kf in ipairs(skeys) do sk = sk .. "\3" .. tostring(kf(s)) end
+    local nf = #s.frames
+    if #fkeys == 0 then
+      fn(sk, s.frames[nf], true, nf)
+      return
+    end
+    if nf == 0 then return end
+    -- self: the leaf; total: every distinct key on the stack, once
+    local seen = {}
+    local function count(f, key, own, at)
+      if seen[key] then return end
+      seen[key] = true
+      fn(key, f, own, at)
+    end
+    local frames = s.frames
+    if not children then
+      for i = nf, 1, -1 do count(frames[i], fkey(frames[i]) .. sk, i == nf, i) end
+      return
+    end
+    -- perf 6.1 walks the chain root first in children mode, and an
+    -- entry without a map keeps the [k]/[.] of the one before it (the
+    -- sample's own, by its cpumode, before the first); its row is
+    -- keyed by the address alone and shows the level of the sample
+    -- that made it
+    local level, lv = frames[nf].kind, nil
+    for i = 1, nf do
+      local f = frames[i]
+      if f.dso and f.dso ~= "[unknown]" then
+        level = f.kind
+      elseif f.kind ~= level and f.kind ~= "lua" and i < nf then
+        if not lv then
+          lv = {}
+          for j = 1, nf do lv[j] = frames[j] end
+        end
+        lv[i] = as_level(f, level)
+      end
+    end
+    frames = lv or frames
+    -- the sample's own entry first, then the call chain's, root
+    -- first (none for a chain perf discarded): a row keyed by an
+    -- address alone shows the level of the entry that made it
+    for i = 0, s.discarded and 0 or nf do
+      local at = i == 0 and nf or i
+      local f = frames[at]
+      if i > 0 and f.rel then
+        -- perf 6.1 keys the sample's own entry of an unnamed frame by
+        -- its address in the object, and the call chain's entries by
+        -- the raw address: the leaf is counted under both
+        local abs = absolute(f)
+        count(abs, fkey(abs) .. sk, false, at)
+      elseif not (f.dso and f.dso ~= "[unknown]") and f.kind ~= "lua" then
+        count(f, fkey(as_level(f, "user")) .. sk, i == 0, at)
+      else
+        count(f, fkey(f) .. sk, i == 0, at)
+      end
+    end
+  end
+end
+
 -- Groups and sums.  Returns rows (unsorted) and the filtered total.
 local function aggregate(list, opts)
   local keep = M.filter(opts)
@@ -178,113 +281,19 @@ local function aggregate(list, opts)
     return order, total
   end
 
-  local keys = normalize_by(by)
-  local fkeys, skeys = {}, {}
-  for _, k in ipairs(keys) do
-    if k == "symbol" then k = "sym" end
-    if k == "shared_object" then k = "dso" end
-    if frame_keys[k] then fkeys[#fkeys + 1] = frame_keys[k]
-    elseif stack_keys[k] then skeys[#skeys + 1] = stack_keys[k]
-    else error("report: unknown sort key '" .. tostring(k) .. "' (sym, dso, comm, pid, tid, thread, cpu, vmstate)", 3) end
-  end
-  local children = opts.children
-  -- A frame seen with one field changed: one table per frame and change.
-  local views = {}
-  local function view(f, k, v)
-    local ck = k .. "=" .. tostring(v)
-    local c = views[ck]
-    if not c then c = {}; views[ck] = c end
-    local x = c[f]
-    if not x then
-      x = setmetatable({ [k] = v }, { __index = f })
-      c[f] = x
-    end
-    return x
-  end
-  -- an unnamed frame as a call chain entry shows it: by its raw address
-  local function absolute(f) return view(f, "rel", false) end
-  local function as_level(f, kind) return view(f, "kind", kind) end
-  local fkcache = {}
-  local function fkey(f)
-    local k = fkcache[f]
-    if not k then
-      local parts = {}
-      for i, fn in ipairs(fkeys) do parts[i] = fn(f) end
-      k = table.concat(parts, "\2")
-      fkcache[f] = k
-    end
-    return k
-  end
-  -- counts stack s (weight w) once under the row of key, made from frame
-  -- f; own: the sample's own entry, which also takes self
-  local function count(seen, s, w, f, key, own)
-    if seen[key] then return end
-    seen[key] = true
-    local r = row(key, s, f)
-    r.total = r.total + w
-    if own then
-      r.self = r.self + w
-      r.samples = r.samples + (s.count or 1)
-    end
-  end
+  local walk = entry_walker(by, opts.children)
   for _, s in ipairs(list) do
     if keep(s) then
       local w = period and (s.period or 0) or (s.count or 1)
       total = total + w
-      local sk = ""
-      for _, fn in ipairs(skeys) do sk = sk .. "\3" .. tostring(fn(s)) end
-      local nf = #s.frames
-      if #fkeys == 0 then
-        local r = row(sk, s, s.frames[nf])
-        r.self = r.self + w; r.total = r.total + w
-        r.samples = r.samples + (s.count or 1)
-      elseif nf > 0 then
-        -- self: the leaf; total: every distinct key on the stack, once
-        local seen = {}
-        local frames = s.frames
-        if children then
-          -- perf 6.1 walks the chain root first in children mode, and an
-          -- entry without a map keeps the [k]/[.] of the one before it (the
-          -- sample's own, by its cpumode, before the first); its row is
-          -- keyed by the address alone and shows the level of the sample
-          -- that made it
-          local level, view = frames[nf].kind, nil
-          for i = 1, nf do
-            local f = frames[i]
-            if f.dso and f.dso ~= "[unknown]" then
-              level = f.kind
-            elseif f.kind ~= level and f.kind ~= "lua" and i < nf then
-              if not view then
-                view = {}
-                for j = 1, nf do view[j] = frames[j] end
-              end
-              view[i] = as_level(f, level)
-            end
-          end
-          frames = view or frames
+      walk(s, function(key, f, own)
+        local r = row(key, s, f)
+        r.total = r.total + w
+        if own then
+          r.self = r.self + w
+          r.samples = r.samples + (s.count or 1)
         end
-        if not children then
-          for i = nf, 1, -1 do count(seen, s, w, frames[i], fkey(frames[i]) .. sk, i == nf) end
-        else
-          -- the sample's own entry first, then the call chain's, root
-          -- first (none for a chain perf discarded): a row keyed by an
-          -- address alone shows the level of the entry that made it
-          for i = 0, s.discarded and 0 or nf do
-            local f = frames[i == 0 and nf or i]
-            if i > 0 and f.rel then
-              -- perf 6.1 keys the sample's own entry of an unnamed frame by
-              -- its address in the object, and the call chain's entries by
-              -- the raw address: the leaf is counted under both
-              local abs = absolute(f)
-              count(seen, s, w, abs, fkey(abs) .. sk, false)
-            elseif not (f.dso and f.dso ~= "[unknown]") and f.kind ~= "lua" then
-              count(seen, s, w, f, fkey(as_level(f, "user")) .. sk, i == 0)
-            else
-              count(seen, s, w, f, fkey(f) .. sk, i == 0)
-            end
-          end
-        end
-      end
+      end)
     end
   end
   return order, total
@@ -423,16 +432,18 @@ function M.top(list, opts)
 end
 
 -- The call graph under one row, as perf report -g draws it: a tree whose
--- root (name = nil) holds the chains.  children mode: a sample where the
--- row's function is the leaf gives its whole chain, root first; one where
--- it is a caller gives the chain from it to the leaf.  Otherwise (self):
--- the chain from the leaf up through its callers.  Nodes: { name=, w=,
--- kids = { sorted nodes } }.
+-- root (name = nil) holds the chains of the samples perf's entry of the
+-- row holds (opts: the options of the report the row came from, by
+-- included).  children mode: a sample whose own entry is the row gives
+-- its whole chain, root first; one whose call chain entry is, the chain
+-- from that frame to the leaf.  Otherwise (self): the samples whose own
+-- entry is the row, the chain from the leaf up through its callers
+-- (opts.caller: root first).  Nodes: { name=, w=, kids = { sorted nodes } }.
 function M.callgraph(list, row, opts)
   opts = opts or {}
   local keep = M.filter(opts)
   local period = opts.weight == "period"
-  local match = frame_keys.sym
+  local walk = entry_walker(opts.by, opts.children)
   local root = { w = 0, kids = {}, index = {} }
   local function add(node, name, w)
     local c = node.index[name]
@@ -444,32 +455,25 @@ function M.callgraph(list, row, opts)
     c.w = c.w + w
     return c
   end
-  local want = row.symkey
+  local want = row.key
   for _, s in ipairs(list) do
     -- a chain perf discards adds no path (its own ip counts in the row)
     if keep(s) and not s.discarded then
       local w = period and (s.period or 0) or (s.count or 1)
       local fr = s.frames
       local nf = #fr
-      if opts.children then
-        for i = 1, nf do
-          if match(fr[i]) == want then
-            root.w = root.w + w
-            local node = root
-            local from = (i == nf) and 1 or i
-            for j = from, nf do node = add(node, sym_name(fr[j]), w) end
-            break
-          end
-        end
-      elseif nf > 0 and match(fr[nf]) == want then
+      walk(s, function(key, _, own, at)
+        if key ~= want or nf == 0 or not (own or opts.children) then return end
         root.w = root.w + w
         local node = root
-        if opts.caller then
+        if opts.children then
+          for j = (at == nf) and 1 or at, nf do node = add(node, sym_name(fr[j]), w) end
+        elseif opts.caller then
           for j = 1, nf do node = add(node, sym_name(fr[j]), w) end
         else
           for j = nf, 1, -1 do node = add(node, sym_name(fr[j]), w) end
         end
-      end
+      end)
     end
   end
   local function sortrec(n)

@@ -28,12 +28,22 @@
 #include "profile/pvreport.h"
 #include "profile/stacktab.h"
 
+/* An entry a stack was counted in (o->entry_rows): the frame it was made
+ * from (its index in the report stack) and its row. */
+struct pv_erow {
+	uint32_t at, row;             /* row: UINT32_MAX when not kept */
+};
+
 struct pvreport {
 	struct pvreport_row *rows;    /* all rows, then the kept ones */
 	uint32_t *order;              /* the kept rows' indices, sorted */
 	size_t n;
 	uint64_t total;
 	char *keys;                   /* the key strings, one block */
+	/* o->entry_rows: each stack's entries, erows[eoff[i]..][0..ecnt[i]) */
+	uint32_t *eoff, *ecnt;
+	struct pv_erow *erows;
+	size_t nerows, erows_cap;
 };
 
 /* Keys read from a frame (the others from the stack). */
@@ -104,6 +114,7 @@ static struct sym_key sym_key_of(const struct pv_frame *f, uint32_t symname, int
 struct acc {
 	struct profview *pv;
 	const struct pvreport_opts *o;
+	struct pvreport *r;           /* its entries kept there (o->entry_rows) */
 	/* Frame parts of keys: each id's first frame and variant (frame * 4 +
 	 * variant; id 0: no parts), whose parts are made again to compare,
 	 * under an index of their hashes (no key kept: 10^5 ids) */
@@ -326,10 +337,36 @@ static uint32_t parent_of(struct acc *a, const uint32_t *ids, unsigned nf)
 	return a->other;
 }
 
-/* Count weight w of stack i under the entry of frame id: its row keyed
- * by the frame seen as keykind (absolute: by its raw address) and shown
- * as kind; own: the sample's own entry, which also takes self. */
-static int count_entry(struct acc *a, size_t i, uint32_t id, int kind, int keykind,
+/* Stack i was counted in row, from its frame at: kept for its graphs,
+ * which in self mode read the own entry alone. */
+static int note_entry(struct acc *a, size_t i, long at, size_t row, int own)
+{
+	struct pvreport *r = a->r;
+
+	if (!a->o->entry_rows || !(own || a->o->children))
+		return 0;
+	if (r->nerows >= UINT32_MAX)
+		return -E2BIG;
+	if (r->nerows == r->erows_cap) {
+		size_t cap = r->erows_cap ? 2 * r->erows_cap : 4096;
+		struct pv_erow *e = bigmem__realloc(r->erows, cap * sizeof *e);
+		if (!e)
+			return -ENOMEM;
+		r->erows = e;
+		r->erows_cap = cap;
+	}
+	if (r->ecnt[i]++ == 0)
+		r->eoff[i] = (uint32_t)r->nerows;
+	r->erows[r->nerows].at = (uint32_t)at;
+	r->erows[r->nerows++].row = (uint32_t)row;
+	return 0;
+}
+
+/* Count weight w of stack i under the entry of frame id (at in the
+ * stack): its row keyed by the frame seen as keykind (absolute: by its
+ * raw address) and shown as kind; own: the sample's own entry, which also
+ * takes self. */
+static int count_entry(struct acc *a, size_t i, long at, uint32_t id, int kind, int keykind,
 		       int absolute, int own, uint64_t w, uint64_t count)
 {
 	struct pvreport_row *r;
@@ -342,6 +379,8 @@ static int count_entry(struct acc *a, size_t i, uint32_t id, int kind, int keyki
 	if (a->stamp[r - a->rows] == i + 1)
 		return 0;
 	a->stamp[r - a->rows] = i + 1;
+	if ((rc = note_entry(a, i, at, (size_t)(r - a->rows), own)))
+		return rc;
 	r->total += w;
 	if (own) {
 		r->self += w;
@@ -400,7 +439,7 @@ static int count_stack(struct acc *a, size_t i, uint32_t sk, uint8_t *view, uint
 	if (!a->frame_keys) {
 		rc = row_of(a, 0, i, nf ? ids[nf - 1] : PV_NONE,
 			    nf ? profview__frame(pv, ids[nf - 1])->kind : 0, 0, &r);
-		if (rc)
+		if (rc || (rc = note_entry(a, i, nf ? (long)nf - 1 : 0, (size_t)(r - a->rows), 1)))
 			return rc;
 		r->self += w;
 		r->total += w;
@@ -412,7 +451,8 @@ static int count_stack(struct acc *a, size_t i, uint32_t sk, uint8_t *view, uint
 	if (!o->children) {
 		for (j = (long)nf - 1; j >= (o->self_only ? (long)nf - 1 : 0); j--) {
 			int kind = profview__frame(pv, ids[j])->kind;
-			if ((rc = count_entry(a, i, ids[j], kind, kind, 0, j == (long)nf - 1, w, e.count)))
+			if ((rc = count_entry(a, i, j, ids[j], kind, kind, 0, j == (long)nf - 1, w,
+					       e.count)))
 				return rc;
 		}
 		return 0;
@@ -436,9 +476,9 @@ static int count_stack(struct acc *a, size_t i, uint32_t sk, uint8_t *view, uint
 		int keykind = !f->has_dso && kind != PV_LUA ? PV_USER : kind;
 
 		if (j >= 0 && f->has_rel)
-			rc = count_entry(a, i, ids[at], kind, kind, 1, 0, w, 0);
+			rc = count_entry(a, i, at, ids[at], kind, kind, 1, 0, w, 0);
 		else
-			rc = count_entry(a, i, ids[at], kind, keykind, 0, j < 0, w, e.count);
+			rc = count_entry(a, i, at, ids[at], kind, keykind, 0, j < 0, w, e.count);
 		if (rc)
 			return rc;
 	}
@@ -1009,6 +1049,12 @@ int pvreport__new(struct profview *pv, const struct pvreport_opts *o, struct pvr
 		rc = -ENOMEM;
 		goto fail;
 	}
+	a.r = r;
+	if (o->entry_rows && (!(r->eoff = bigmem__malloc((ns ? ns : 1) * sizeof *r->eoff)) ||
+			      !(r->ecnt = bigmem__calloc(ns ? ns : 1, sizeof *r->ecnt)))) {
+		rc = -ENOMEM;
+		goto fail;
+	}
 	/* frame parts id 0: none (rows keyed by the stack alone) */
 	a.fp_rep[a.fp_n++] = 0;
 	if ((rc = profview__intern(pv, "[unknown]", 9, &unknown)) ||
@@ -1041,10 +1087,13 @@ int pvreport__new(struct profview *pv, const struct pvreport_opts *o, struct pvr
 	bigmem__free(grouped);
 	sks = grouped = NULL;
 	nrows = a.nrows;
-	/* kept rows first, their key strings in one block */
+	/* kept rows first, their key strings in one block; the entries'
+	 * rows follow (a.stamp, no longer needed, maps them) */
 	for (i = kept = 0; i < nrows; i++) {
+		a.stamp[i] = SIZE_MAX;
 		if (!(o->children || a.rows[i].self > 0))
 			continue;
+		a.stamp[i] = kept;
 		a.rows[kept] = a.rows[i];
 		parts_of(&a, a.rows[i].fkey, fparts);
 		a.rows[kept].keylen = key_string(o, pv, fparts,
@@ -1052,6 +1101,9 @@ int pvreport__new(struct profview *pv, const struct pvreport_opts *o, struct pvr
 		bytes += a.rows[kept].keylen + 1;
 		kept++;
 	}
+	for (i = 0; i < r->nerows; i++)
+		r->erows[i].row = a.stamp[r->erows[i].row] == SIZE_MAX ? UINT32_MAX :
+				  (uint32_t)a.stamp[r->erows[i].row];
 	r->keys = bigmem__malloc(bytes ? bytes : 1);
 	if (!r->keys) {
 		rc = -ENOMEM;
@@ -1104,6 +1156,9 @@ fail:
 	if (r) {
 		bigmem__free(r->keys);
 		bigmem__free(r->order);
+		bigmem__free(r->eoff);
+		bigmem__free(r->ecnt);
+		bigmem__free(r->erows);
 	}
 	free(r);
 	return rc;
@@ -1116,6 +1171,9 @@ void pvreport__delete(struct pvreport *r)
 	bigmem__free(r->rows);
 	bigmem__free(r->keys);
 	bigmem__free(r->order);
+	bigmem__free(r->eoff);
+	bigmem__free(r->ecnt);
+	bigmem__free(r->erows);
 	free(r);
 }
 
@@ -1254,67 +1312,31 @@ static int kid_order(const void *x, const void *y, void *arg)
 	return profview__strcmp(g->pv, a->name, b->name);
 }
 
-/* The i-th symbol of a row's chain in stack ids (nf frames): root first
- * (children mode, or caller order) reads from `from` towards the leaf,
- * else from the leaf up. */
-static uint32_t chain_sym(const struct profview *pv, const uint32_t *ids, unsigned nf,
-			  long from, int root_first, unsigned i)
-{
-	return profview__frame(pv, ids[root_first ? from + (long)i : (long)nf - 1 - (long)i])->symname;
-}
-
-/* A light key's chains, reduced to what is printed of them: their
- * longest common prefix (the first chain and its length). */
-struct lcp {
-	size_t stack;
-	long from;
-	unsigned len;
-	int has;
-};
-
-/* A frame's tree among the wanted ones (want's id), found once per frame:
- * a stack's every frame asks, and a keytab probe is a hash, a compare and
- * two cache misses.  The memo's words: WANT_UNSET until asked, then the
- * id or WANT_NONE. */
-#define WANT_UNSET UINT32_MAX
-#define WANT_NONE (UINT32_MAX - 1)
-
-static uint32_t frame_want(const struct profview *pv, struct keytab *want, uint32_t *memo,
-			   uint32_t id)
-{
-	if (memo[id] == WANT_UNSET) {
-		const struct pv_frame *f = profview__frame(pv, id);
-		struct sym_key k = sym_key_of(f, f->symname, f->kind);
-		uint32_t wi;
-		memo[id] = keytab__find(want, &k, sizeof k, &wi) ? WANT_NONE : wi;
-	}
-	return memo[id];
-}
-
 /* (The call graphs read the chains as they are: a chain perf discards adds
  * no path, as in perf's callchain_append, though its own ip counts in its
  * row.) */
-int pvgraph__new(struct profview *pv, const struct pvreport_opts *o,
-		 const struct pvgraph_key *keys, size_t n, double min, struct pvgraph **out)
+int pvgraph__new(struct profview *pv, const struct pvreport_opts *o, const struct pvreport *r,
+		 const uint32_t *rows, size_t n, double min, struct pvgraph **out)
 {
 	struct pvgraph *g = calloc(1, sizeof *g);
-	struct keytab *want = keytab__new();
 	struct edges edges;
-	uint32_t *uniq = NULL, *wants = NULL;
+	uint32_t *shown = NULL;
 	uint64_t *rootw = NULL;
-	struct lcp *lcp = NULL;
-	size_t *stamp = NULL, ns = profview__nstacks(pv), i, at, nu;
+	size_t ns = profview__nstacks(pv), i, at;
 	int rc = 0, pass, root_first = o->children || o->caller;
 
 	*out = NULL;
+	if (!r->ecnt) {
+		free(g);
+		return -EINVAL;
+	}
 	u64map__init(&edges.map);
 	edges.memo = calloc(EDGE_MEMO, sizeof *edges.memo);
 	if ((rc = profview__symnames(pv)))
 		goto done;
-	if (!g || !want || !edges.memo || !(g->roots = calloc(n ? n : 1, sizeof *g->roots)) ||
-	    !(stamp = calloc(n ? n : 1, sizeof *stamp)) ||
+	if (!g || !edges.memo || !(g->roots = calloc(n ? n : 1, sizeof *g->roots)) ||
 	    !(rootw = calloc(n ? n : 1, sizeof *rootw)) ||
-	    !(lcp = calloc(n ? n : 1, sizeof *lcp))) {
+	    !(shown = calloc(r->n ? r->n : 1, sizeof *shown))) {
 		rc = -ENOMEM;
 		goto done;
 	}
@@ -1326,87 +1348,53 @@ int pvgraph__new(struct profview *pv, const struct pvreport_opts *o,
 		goto done;
 	}
 	g->cap = 1024;
-	/* rows that share a symbol (other commands, objects) share its tree:
-	 * uniq[id] is the root of want's id-th key */
-	if (!(uniq = calloc(n ? n : 1, sizeof *uniq)) ||
-	    !(wants = bigmem__malloc((profview__nframes(pv) + 1) * sizeof *wants))) {
-		rc = -ENOMEM;
-		goto done;
-	}
-	memset(wants, 0xff, (profview__nframes(pv) + 1) * sizeof *wants);   /* WANT_UNSET */
+	/* a tree per row asked for: shown[row] is its index + 1 */
 	for (i = 0; i < n && !rc; i++) {
-		struct sym_key k = sym_key_of(keys[i].frame == PV_NONE ? NULL :
-					      profview__frame(pv, keys[i].frame),
-					      keys[i].symname, keys[i].kernel ? PV_KERNEL : PV_USER);
-		uint32_t id;
-		int added;
-		rc = keytab__intern(want, &k, sizeof k, &id, &added);
-		if (!rc && added)
-			rc = graph_node(g, PV_NONE, &uniq[id]);
-		if (!rc)
-			g->roots[i] = uniq[id];
+		if (rows[i] >= r->n) {
+			rc = -EINVAL;
+			break;
+		}
+		rc = graph_node(g, PV_NONE, &g->roots[i]);
+		shown[rows[i]] = (uint32_t)i + 1;
 	}
-	nu = keytab__count(want);
-	/*
-	 * Pass 0 weighs each tree (only when min is given); pass 1 builds
-	 * them.  A tree lighter than min prints no branch: of it only the
-	 * chain every sample shares is drawn (perf's graph prints a node's
-	 * only child without a percentage), so its samples keep just that
-	 * prefix instead of a tree.
-	 */
+	/* Pass 0 weighs each tree (only when min is given); pass 1 builds
+	 * those that print. */
 	for (pass = min > 0 ? 0 : 1; pass < 2 && !rc; pass++) {
-		memset(stamp, 0, n * sizeof *stamp);
 		for (i = 0; i < ns && !rc; i++) {
 			struct stacktab_entry e;
+			const struct pv_erow *er;
 			const uint32_t *ids;
-			unsigned nf;
+			unsigned nf, k;
 			uint64_t w;
-			long j, from, to;
+			long m;
 
-			if (o->keep && !o->keep[i])
+			if (!r->ecnt[i])
 				continue;
 			profview__stack(pv, i, &ids, &nf);
 			if (nf == 0)
 				continue;
 			stacktab__get(profview__table(pv), i, &e);
 			w = o->by_period ? e.period : e.count;
-			from = o->children ? 0 : (long)nf - 1;
-			to = (long)nf;
-			for (j = from; j < to && !rc; j++) {
-				uint32_t wi = frame_want(pv, want, wants, ids[j]), node;
-				long m, start = o->children ? (j == (long)nf - 1 ? 0 : j) : 0;
-				unsigned len = o->children ? (unsigned)((long)nf - start) : nf, c;
+			er = r->erows + r->eoff[i];
+			for (k = 0; k < r->ecnt[i] && !rc; k++) {
+				uint32_t wi, node;
+				long start;
 
-				if (wi == WANT_NONE || stamp[wi] == i + 1)
+				if (er[k].row == UINT32_MAX || !shown[er[k].row] || er[k].at >= nf)
 					continue;
-				stamp[wi] = i + 1;
+				wi = shown[er[k].row] - 1;
+				/* the own entry, and the leaf's chain entry, give the whole chain */
+				start = o->children && er[k].at != nf - 1 ? (long)er[k].at : 0;
 				if (pass == 0) {
 					rootw[wi] += w;
 					continue;
 				}
-				node = uniq[wi];
-				g->nodes[node].w += w;
-				if (min > 0 && (double)rootw[wi] < min) {
-					struct lcp *l = &lcp[wi];
-					const uint32_t *fids;
-					unsigned fnf;
-					if (!l->has) {
-						l->has = 1;
-						l->stack = i;
-						l->from = start;
-						l->len = len;
-						continue;
-					}
-					profview__stack(pv, l->stack, &fids, &fnf);
-					if (len < l->len)
-						l->len = len;
-					for (c = 0; c < l->len; c++)
-						if (chain_sym(pv, ids, nf, start, root_first, c) !=
-						    chain_sym(pv, fids, fnf, l->from, root_first, c))
-							break;
-					l->len = c;
+				/* perf drops a root's kids lighter than min: a tree
+				 * lighter than min prints nothing */
+				if (min > 0 && (double)rootw[wi] < min)
 					continue;
-				}
+				node = g->roots[wi];
+				g->nodes[node].w += w;
 				if (root_first) {
 					for (m = start; m < (long)nf && !rc; m++) {
 						rc = graph_kid(g, &edges, node, profview__frame(pv, ids[m])->symname,
@@ -1423,23 +1411,6 @@ int pvgraph__new(struct profview *pv, const struct pvreport_opts *o,
 					}
 				}
 			}
-		}
-	}
-	/* the light trees: their shared chain, every node as heavy as the root */
-	for (i = 0; i < nu && !rc; i++) {
-		const uint32_t *fids;
-		unsigned fnf, c;
-		uint32_t node = uniq[i];
-		uint64_t w = g->nodes[node].w;
-
-		if (!lcp[i].has)
-			continue;
-		profview__stack(pv, lcp[i].stack, &fids, &fnf);
-		for (c = 0; c < lcp[i].len && !rc; c++) {
-			rc = graph_kid(g, &edges, node,
-				       chain_sym(pv, fids, fnf, lcp[i].from, root_first, c), &node);
-			if (!rc)
-				g->nodes[node].w = w;
 		}
 	}
 	if (rc)
@@ -1466,12 +1437,8 @@ int pvgraph__new(struct profview *pv, const struct pvreport_opts *o,
 	bigmem__free(g->sib);
 	g->sib = NULL;
 done:
-	free(uniq);
-	bigmem__free(wants);
-	free(stamp);
+	free(shown);
 	free(rootw);
-	free(lcp);
-	keytab__delete(want);
 	u64map__exit(&edges.map);
 	free(edges.memo);
 	if (rc) {

@@ -53,6 +53,8 @@ struct pvreport_opts {
 	int keys_only;         /* rows sorted by their keys alone, as perf
 				  breaks a tie of sums (a group view sorts
 				  by the members' sums first) */
+	int entry_rows;        /* keep which row each stack's entries went to,
+				  for its call graphs (pvgraph__new) */
 };
 #define PVR_DEFAULT_PARENT "^sys_|^do_page_fault"
 
@@ -93,13 +95,14 @@ const struct pvreport_row *pvreport__row_at(const struct pvreport *r, size_t i);
 uint64_t pvreport__total(const struct pvreport *r);
 
 /*
- * Call graphs: one tree per symbol key asked for (a row's symname and
- * whether its level is the kernel's), built in one pass over the stacks.
- * Children mode: a sample whose leaf has the key gives its whole chain,
- * root first; one where a caller has it, the chain from the first such
- * frame down to the leaf.  Self mode: samples whose leaf has it, leaf
- * first (o->caller: root first).  Nodes are named by their frames'
- * symbols; each node's kids are sorted by weight, then name.
+ * Call graphs: one tree per row asked for, of the samples perf's entry of
+ * that row holds (its callchain), built in one pass over the stacks of a
+ * report made with o->entry_rows.  Children mode: a sample whose own entry
+ * is the row gives its whole chain, root first; one whose chain entry is
+ * the row, the chain from that frame down to the leaf.  Self mode: the
+ * samples whose own entry is the row, leaf first (o->caller: root first).
+ * Nodes are named by their frames' symbols; each node's kids are sorted
+ * by weight, then name.
  */
 struct pvgraph;
 struct pvgraph_node {
@@ -107,18 +110,14 @@ struct pvgraph_node {
 	uint64_t w;
 	uint32_t kids, nkids;  /* kids: index of the first in pvgraph__kid order */
 };
-struct pvgraph_key {
-	uint32_t symname;
-	int kernel;
-	uint32_t frame;        /* the row's frame: a named symbol of an object
-				  is told apart by its start (PV_NONE: by name) */
-};
-/* min > 0: a tree lighter than min (a weight) is built only as far as
- * perf report -g prints one whose branches are all under its threshold:
- * the chain every one of its samples shares (each node as heavy as the
- * root, the last without kids).  0: whole trees. */
-int pvgraph__new(struct profview *pv, const struct pvreport_opts *o,
-		 const struct pvgraph_key *keys, size_t n, double min, struct pvgraph **out);
+/* rows: n indices of r's rows in pvreport__row_at order; o: the report's
+ * options (children, caller, by_period).  min > 0: a tree lighter than
+ * min (a weight) is built only as far as perf report -g prints one whose
+ * branches are all under its threshold: the chain every one of its
+ * samples shares (each node as heavy as the root, the last without
+ * kids).  0: whole trees.  -EINVAL: r was made without o->entry_rows. */
+int pvgraph__new(struct profview *pv, const struct pvreport_opts *o, const struct pvreport *r,
+		 const uint32_t *rows, size_t n, double min, struct pvgraph **out);
 void pvgraph__delete(struct pvgraph *g);
 /* The root node of keys[i]. */
 uint32_t pvgraph__root(const struct pvgraph *g, size_t i);

@@ -290,6 +290,11 @@ static void name_of(struct sbuf *b, struct profview *pv, uint32_t id)
 		sb_put(b, s + z, len - z);
 		return;
 	}
+	/* address 0, which "%#.16lx" prints without its 0x: "%#lx" is "0" */
+	if (len == 16 && strspn(s, "0") == 16) {
+		sb_put(b, "0", 1);
+		return;
+	}
 	sb_put(b, s, len);
 }
 
@@ -370,6 +375,12 @@ static void graph(struct graph_ctx *c, uint32_t root_id)
 		}
 		branches(c, n, 15, 0);
 	} else {
+		uint32_t j, any = 0;
+		for (j = 0; j < root->nkids && !any; j++)
+			any = (double)pvgraph__node(c->g, pvgraph__kid(c->g, root, j))->w >= c->min;
+		/* perf ends a graph with a blank line, when it printed one */
+		if (!any)
+			return;
 		branches(c, root, 12, 0);
 	}
 	sb_put(c->b, "\n", 1);
@@ -380,7 +391,7 @@ int pvreport__text(struct profview *pv, const struct pvreport *r, const struct p
 {
 	size_t width[PVT_MAX_COLS], n = pvreport__count(r), i, nshown = 0;
 	struct sbuf b = { 0 }, cb = { 0 };
-	struct pvgraph_key *keys = NULL;
+	uint32_t *grows = NULL;      /* the shown rows, for their graphs */
 	struct pvgraph *g = NULL;
 	unsigned c;
 	int rc = 0;
@@ -432,8 +443,8 @@ int pvreport__text(struct profview *pv, const struct pvreport *r, const struct p
 	}
 	if (o->graph) {
 		/* the graphs of every shown row, built in one pass */
-		keys = calloc(nshown ? nshown : 1, sizeof *keys);
-		if (!keys) {
+		grows = calloc(nshown ? nshown : 1, sizeof *grows);
+		if (!grows) {
 			rc = -ENOMEM;
 			goto done;
 		}
@@ -458,14 +469,10 @@ int pvreport__text(struct profview *pv, const struct pvreport *r, const struct p
 			if (p < o->percent_limit)
 				continue;
 			k++;
-			if (row->frame == PV_NONE)
-				continue;
-			keys[ng].symname = row->symname;
-			keys[ng].kernel = row->kind == PV_KERNEL;
-			keys[ng].frame = row->frame;
-			ng++;
+			grows[ng++] = (uint32_t)(row - pvreport__row_at(r, 0));
 		}
-		if ((rc = pvgraph__new(pv, o->graph_opts, keys, ng, o->graph_total * o->graph_pct / 100, &g)))
+		if ((rc = pvgraph__new(pv, o->graph_opts, r, grows, ng,
+				       o->graph_total * o->graph_pct / 100, &g)))
 			goto done;
 	}
 	{
@@ -489,7 +496,7 @@ int pvreport__text(struct profview *pv, const struct pvreport *r, const struct p
 				pad_cell(&b, o, width, c, cb.p ? cb.p : "", cb.n, 0);
 			}
 			sb_put(&b, "\n", 1);
-			if (g && row->frame != PV_NONE)
+			if (g)
 				graph(&gc, pvgraph__root(g, ng++));
 		}
 		free(gc.prefix);
@@ -498,7 +505,7 @@ int pvreport__text(struct profview *pv, const struct pvreport *r, const struct p
 	rc = b.err ? b.err : cb.err;
 done:
 	pvgraph__delete(g);
-	free(keys);
+	free(grows);
 	free(cb.p);
 	if (rc) {
 		free(b.p);

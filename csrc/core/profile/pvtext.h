@@ -42,8 +42,10 @@ struct pvtext_opts {
 	double percent_limit;        /* rows under it (by total when children) left out */
 	int children;
 	size_t max_rows;             /* 0: all */
-	/* Call graphs under the rows (graph != 0): of the stacks graph_opts
-	 * keeps, percentages of graph_total, branches under graph_pct left out. */
+	/* Call graphs under the rows (graph != 0): of the stacks counted in
+	 * each (the report made with graph_opts->entry_rows; graph_opts its
+	 * options), percentages of graph_total, branches under graph_pct left
+	 * out. */
 	int graph;
 	const struct pvreport_opts *graph_opts;
 	double graph_total, graph_pct;

@@ -108,6 +108,8 @@ end
 local function node_name(s)
   local hex = s:match("^0x(%x+)$")
   if hex and #hex == 16 and not hex:find("[A-F]") then return "0x" .. (hex:gsub("^0+(.)", "%1")) end
+  -- address 0, which "%#.16lx" prints without its 0x: "%#lx" is "0"
+  if s == "0000000000000000" then return "0" end
   return s
 end
 
@@ -132,6 +134,9 @@ local function print_graph(out, root, total, minpct)
     end
   end
   local top = root.kids
+  -- perf drops a root's kids lighter than min: a tree lighter than min
+  -- prints nothing
+  if root.w < min then return end
   if #top == 1 and top[1].w == root.w then
     line("            |")
     line("            ---" .. node_name(top[1].name))
@@ -142,6 +147,10 @@ local function print_graph(out, root, total, minpct)
     end
     branches(n, string.rep(" ", 15))
   else
+    local any = false
+    for _, c in ipairs(top) do any = any or c.w >= min end
+    -- perf ends a graph with a blank line, when it printed one
+    if not any then return end
     branches(root, string.rep(" ", 12))
   end
   line("")
@@ -357,13 +366,15 @@ local function print_table(o, src, list, meta, head, children, keys, by, report,
   put("#")
   local gtotal = o.percentage == "absolute" and rows.all or rows.total
   local gpct = o.percent_limit or 0.5
-  local gopts = { children = children, caller = true, weight = o.weight, comm = o.comm,
-    pid = o.pid, tid = o.tid }
+  -- a row's graph: the chains of the samples counted in it (perf report
+  -- -g: caller order)
+  local gopts = { caller = true }
+  for k, v in pairs(ropts) do gopts[k] = v end
   for _, r in ipairs(shown) do
     local vals = {}
     for j, c in ipairs(cols) do vals[j] = c.get(r) end
     put("  " .. fmt_row(vals))
-    if o.graph and r.symkey then
+    if o.graph then
       print_graph(out, report.callgraph(list, r, gopts), gtotal, gpct)
     end
   end
