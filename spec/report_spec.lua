@@ -290,6 +290,14 @@ describe("luaperf report", function()
     assert.is_nil(oerr:find("events recorded", 1, true), oerr)
     assert.are.equal(tables(theirs), tables(ours))
     assert.truthy(ours:find("of event 'task-clock'", 1, true), ours)
+    -- --group makes the events one group led by the first (perf's forced
+    -- leader), --no-group keeps them apart with that leader's "events"
+    for _, args in ipairs({ "--group", "--no-group" }) do
+      local theirs2 = util.sh("perf report -i " .. two .. " --stdio --no-children -g none " .. args ..
+        " 2>/dev/null")
+      local ours2 = util.luaperf("report -i " .. two .. " --no-children " .. args)
+      assert.are.equal(tables(theirs2), tables(ours2), args)
+    end
     -- the count line byte for byte, with a unit ("3K of") and without
     -- ("38  of": perf's unit is then a space), on a file with both
     local busy = util.root .. "/../shared/perfdata-corpus/perf.data.busy.1-3.8"

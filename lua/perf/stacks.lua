@@ -386,11 +386,19 @@ end
 
 -- The file's groups of more than one event (perf record -e '{a,b}'), from
 -- its group_desc: { { name = "anon group" or the group's, events = { names,
--- the leader first } }, ... }, or nil when it has none.
-local function event_groups(f)
+-- the leader first } }, ... }, or nil when it has none.  force: a file of
+-- several events and no group has them all in one, led by the first
+-- (perf report --group or --no-group: its forced leader; forced = true).
+local function event_groups(f, force)
   local hdr = header_of(f)
   local ok, ft = pcall(function() return f:features() end)
-  if not hdr or not ok or type(ft) ~= "table" or not ft.group_desc then return nil end
+  if not hdr then return nil end
+  if not (ok and type(ft) == "table" and ft.group_desc and ft.group_desc[1]) then
+    if not force or #hdr.events < 2 then return nil end
+    local evs = {}
+    for i, e in ipairs(hdr.events) do evs[i] = e.name end
+    return { { forced = true, events = evs } }
+  end
   local groups = {}
   for _, g in ipairs(ft.group_desc) do
     local evs = {}
@@ -730,7 +738,7 @@ function M.from_perf_data(path, opts)
   -- whether the file's samples carry call chains at all (perf's test)
   if picked and picked.meta and f.header then
     picked.meta.file_chains = has_callchains(f)
-    picked.meta.groups = event_groups(f)
+    picked.meta.groups = event_groups(f, opts.force_group)
   end
   if f.close then f:close() end
   return picked, perr
@@ -751,7 +759,8 @@ end
 -- by_symbol (a frame per symbol: ProfileView by_symbol, for reports
 -- without call graphs or lines), all_events (a report of each event in
 -- turn: no warning that the first alone is shown; M.load keeps every
--- event's stacks then).
+-- event's stacks then), force_group (meta.groups: a file's events in one
+-- group when it has several and none, as perf report --group makes one).
 function M.open_view(path, opts)
   opts = opts or {}
   -- LUAPERF_ENGINE=lua: every report built in Lua from a stack list (the
@@ -779,7 +788,7 @@ function M.open_view(path, opts)
   -- a profile without frames keeps no chains to see: the file's events
   -- say whether samples had them, as perf decides its children default
   local file_chains = has_callchains(f)
-  local groups = event_groups(f)
+  local groups = event_groups(f, opts.force_group)
   local order = header_of(f)
   f:close()
   if not p then return nil, info end

@@ -408,7 +408,8 @@ return function(args)
     if k == "cpu" then cpu = true end
   end
   local progress, done = options.progress("luaperf report", o.input)
-  local lopts = { event = o.event, all_events = true, kallsyms = o.kallsyms, vmlinux = o.vmlinux, symfs = o.symfs,
+  -- --group or --no-group on a file without groups: perf's forced leader
+  local lopts = { event = o.event, all_events = true, force_group = o.group ~= nil, kallsyms = o.kallsyms, vmlinux = o.vmlinux, symfs = o.symfs,
     frames = frames and true or false, lines = lines or nil, progress = progress,
     -- rows and their call graphs read a frame per symbol (a graph's
     -- nodes are symbols; lines are an address's)
@@ -449,9 +450,10 @@ return function(args)
   -- events of a group in one table (its group view) unless --no-group; a
   -- group's call graphs are drawn event by event here
   local items = { { event = meta.view_event or meta.event or false } }
-  if not o.event and meta.events and #meta.events > 1 then
-    local sampled, leader_of, member = {}, {}, {}
-    for _, ev in ipairs(meta.events) do sampled[ev] = true end
+  local sampled = {}
+  for _, ev in ipairs(meta.events or {}) do sampled[ev] = true end
+  if not o.event and meta.events and (#meta.events > 1 or meta.groups) then
+    local leader_of, member = {}, {}
     for _, g in ipairs(meta.groups or {}) do
       if sampled[g.events[1]] then
         leader_of[g.events[1]] = g
@@ -471,12 +473,10 @@ return function(args)
       end
     end
   end
-  local events = {}
-  for i, it in ipairs(items) do events[i] = it.event end
   -- as perf, which reads the events' combined sample type: children by
   -- default when samples of any event have call chains
   local has_chains = meta.has_chains
-  if src and #events > 1 then has_chains = src:summary().has_chains end
+  if src and #(meta.events or {}) > 1 then has_chains = src:summary().has_chains end
   if list then
     for _, s in ipairs(list) do
       if (s.depth or #s.frames) > 1 then has_chains = true; break end
@@ -508,8 +508,6 @@ return function(args)
     -- perf's "pid" is the thread: one row per tid
     by[#by + 1] = (k == "pid" or k == "tid") and "thread" or k
   end
-  local sampled = {}
-  for _, ev in ipairs(meta.events or {}) do sampled[ev] = true end
   -- an event's counts and command width
   local function counts(ev)
     if not sampled[ev] then return { samples = 0, period = 0, comm_width = 0 } end
@@ -521,7 +519,8 @@ return function(args)
     local ev, m, evlist = it.event, meta, list
     if it.group then
       -- the members' counts summed, the group named as perf names it
-      local desc = it.group.name .. " { " .. table.concat(it.group.events, ", ") .. " }"
+      local desc = table.concat(it.group.events, ", ")
+      if not it.group.forced then desc = it.group.name .. " { " .. desc .. " }" end
       m = setmetatable({ event = desc, plural = true, samples = 0, period = 0, comm_width = 0 },
         { __index = meta })
       for _, gev in ipairs(it.group.events) do
@@ -529,7 +528,7 @@ return function(args)
         m.samples, m.period = m.samples + c.samples, m.period + c.period
         m.comm_width = math.max(m.comm_width, c.comm_width or 0)
       end
-    elseif #items > 1 then
+    elseif #items > 1 or it.plural then
       -- the event's own counts; the lines above its table are perf's
       -- between two tables
       local c = counts(ev)
