@@ -244,9 +244,8 @@ local function print_table(o, src, list, meta, head, children, keys, by, report,
       for k, v in pairs(ropts) do ro[k] = v end
       for k, v in pairs(extra or {}) do ro[k] = v end
       ro.event = ev
-      local sampled = not ev
-      for _, e in ipairs(meta.events or {}) do sampled = sampled or e == ev end
-      if not sampled then return { total = 0, all = 0 } end
+      -- a member with no sample: a column of zeros
+      if ev and not meta.sampled[ev] then return { total = 0, all = 0 } end
       if src then return src:report(ro) end
       return report.top(ev and stacks.select_event(list, ev) or list, ro)
     end
@@ -452,6 +451,7 @@ return function(args)
   local items = { { event = meta.view_event or meta.event or false } }
   local sampled = {}
   for _, ev in ipairs(meta.events or {}) do sampled[ev] = true end
+  meta.sampled = sampled
   if not o.event and meta.events and (#meta.events > 1 or meta.groups) then
     local leader_of, member = {}, {}
     for _, g in ipairs(meta.groups or {}) do
