@@ -13,10 +13,10 @@ echo "== recording $prog with call chains (about one second)"
 bin/luaperf record -F 999 -g -o "$data" -- "$prog" 3000
 echo
 echo "== top functions (self), as perf report --no-children shows them"
-bin/luaperf report -i "$data" --no-children --sort sym -n 10
+bin/luaperf report -i "$data" --no-children --sort sym --rows 10
 
 echo "== top functions with their callees (children)"
-bin/luaperf report -i "$data" --children --sort sym -n 8
+bin/luaperf report -i "$data" --children --sort sym --rows 8
 
 bin/luaperf flame -i "$data" -o flame.svg
 echo

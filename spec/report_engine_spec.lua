@@ -418,14 +418,17 @@ describe("luaperf report and flame", function()
   it("print what the Lua engine prints, with and without children and call graphs", function()
     -- an event group's table (perf's group view) too
     for _, path in ipairs(util.with_corpus(data, { "perf.data.piped.header_feautres_group_desc-6.8" })) do
-      for _, args in ipairs({ "--no-children", "--children", "--sort dso,sym", "--no-group" }) do
+      for _, args in ipairs({ "--no-children", "--children", "--sort dso,sym", "--no-group",
+                              "--no-children -n --show-total-period" }) do
         local a, b = both("report -i " .. path .. " --stdio " .. args)
         assert.is_true(a == b, path .. " " .. args .. ": " .. first_diff(a, b))
       end
     end
     for _, path in ipairs(files()) do
       for _, args in ipairs({ "--no-children", "--children", "--no-children -g", "--children -g",
-                              "--sort comm,pid", "--sort dso --children", "--sort sym -n 10",
+                              "--sort comm,pid", "--sort dso --children", "--sort sym --rows 10",
+                              "-n --show-total-period -q --sort comm,dso",
+                              "--no-children -g callee,2", "--children -g callee",
                               "--children -g --percent-limit 2 --sort comm,dso,sym",
                               "--weight samples --percentage relative --comm python3",
                               "--no-children --dso lib", "--symbol ^_ --children" }) do

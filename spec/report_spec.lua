@@ -269,6 +269,57 @@ describe("luaperf report", function()
     assert.truthy(ours:find("%-%-do_query\n[%s|]+leaf_alloc\n"), ours)
   end)
 
+  it("takes perf's -n, --show-total-period, -q and -g ARGS, and prints what perf prints", function()
+    -- two processes of one name and the shell that starts them: rows of
+    -- several threads whose totals tie
+    local two = dir .. "/twoproc.data"
+    local out, ok = util.perf("record -q -e cpu-clock -F 999 -g -o " .. two .. " -- sh -c '" ..
+      prog .. " 300 & " .. prog .. " 300; wait' 2>&1")
+    assert.is_true(ok, out)
+    local function tables(text)
+      return ((text:match("\n(# Samples:.*)$") or text):gsub("\n\n#\n# %(Tip[^\n]*\n#\n$", "\n"))
+    end
+    local function rows(text)
+      local t = {}
+      for line in text:gmatch("[^\n]+") do
+        if line:match("^%s+[%d%.]+%%") then t[#t + 1] = (line:gsub("%s+$", "")) end
+      end
+      return table.concat(t, "\n")
+    end
+    for _, f in ipairs({ data, two }) do
+      -- the tables byte for byte (perf's own lines between them aside)
+      for _, args in ipairs({ "--no-children -n", "--children -n --show-total-period",
+                              "--no-children --show-total-period --sort comm,dso" }) do
+        local theirs = util.sh("perf report -i " .. f .. " --stdio -g none " .. args .. " 2>/dev/null")
+        local ours, _, err = util.luaperf_split("report -i " .. f .. " " .. args)
+        assert.are.equal(tables(theirs), tables(ours), f .. " " .. args .. "\n" .. err)
+      end
+      -- -q: the rows alone, the whole output perf's
+      local args = "-q --no-children -n --sort comm,dso"
+      local theirs = util.sh("perf report -i " .. f .. " --stdio -g none " .. args .. " 2>/dev/null")
+      local ours, _, err = util.luaperf_split("report -i " .. f .. " " .. args)
+      assert.are.equal(theirs, ours, f .. " " .. args .. "\n" .. err)
+      assert.falsy(ours:find("#", 1, true), ours)
+      -- -g's arguments: callee order, a threshold, none; with children the
+      -- rows whose totals tie in one thread go caller first, as perf's
+      for _, a in ipairs({ "--no-children -g callee", "--no-children -g caller,2", "--no-children -G",
+                           "--children -g callee", "--children -g", "--children -g callee,1 -n" }) do
+        theirs = util.sh("perf report -i " .. f .. " --stdio " .. a .. " 2>/dev/null")
+        ours, _, err = util.luaperf_split("report -i " .. f .. " " .. a)
+        assert.are.equal(rows(theirs), rows(ours), f .. " " .. a .. "\n" .. err)
+        local x, y = body(theirs), body(ours)
+        if x ~= y and has_tie(x) then x, y = sorted_lines(x), sorted_lines(y) end
+        assert.are.equal(x, y, f .. " " .. a)
+      end
+      -- "none" turns the graphs off; what is not drawn is refused by name
+      assert.are.equal(tables(util.sh("perf report -i " .. f .. " --stdio -g none 2>/dev/null")),
+        tables(util.luaperf("report -i " .. f .. " -g none")))
+      local bad, bok = util.luaperf("report -i " .. f .. " -g fractal")
+      assert.is_false(bok)
+      assert.truthy(bad:find("'fractal' is not drawn here", 1, true), bad)
+    end
+  end)
+
   it("reports each event of a file with several in turn, as perf, or one chosen with -e", function()
     local prog = util.cc(util.read(util.root .. "/spec/progs/shaped.c"), "-O1 -g -fno-omit-frame-pointer", "two")
     local two = dir .. "/two.data"

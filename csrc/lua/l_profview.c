@@ -24,7 +24,8 @@
  *   v:folded{ annotate=, comm_frame=, weight=, event=, comm=, pid=, tid= }  -> text
  *       (comm_frame = false: no command as the root frame)
  *   v:report_text{ report's options, columns = {"children", "self" | "overhead",
- *                  "comm", "dso", "sym", "pid", "tid", "cpu"}, percent_limit=,
+ *                  "samples", "period", "comm", "dso", "sym", "pid", "tid", "cpu"},
+ *                  percent_limit=, quiet=,
  *                  n=, comm_cut=, graph=, graph_pct=, out=, head= }
  *       -> perf report's table as text (titles, rule, rows, call graphs), rows, all, total
  *          (out = an open Lua file: the table is written there as it is
@@ -411,6 +412,7 @@ static void report_opts(lua_State *L, int t, struct pvreport_opts *o)
 	memset(o, 0, sizeof *o);
 	o->children = lperf_optfield_bool(L, t, "children", 0);
 	o->caller = lperf_optfield_bool(L, t, "caller", 0);
+	o->callee = lperf_optfield_bool(L, t, "callee", 0);
 	order = lperf_optfield_str(L, t, "order", "value");
 	if (strcmp(order, "value") && strcmp(order, "keys"))
 		luaL_error(L, "report: order must be 'value' or 'keys', got '%s'", order);
@@ -619,6 +621,7 @@ static int v_report(lua_State *L)
 		lperf_setu64(L, "self", row->self);
 		lperf_setu64(L, "total", row->total);
 		lperf_setu64(L, "samples", row->samples);
+		lperf_setu64(L, "period", row->period);
 		lperf_setnum(L, "self_pct", base > 0 ? 100.0 * (double)row->self / base : 0);
 		lperf_setnum(L, "total_pct", base > 0 ? 100.0 * (double)row->total / base : 0);
 		if (row->frame != PV_NONE) {
@@ -651,7 +654,8 @@ static int v_report(lua_State *L)
 static enum pvt_col col_of(lua_State *L, const char *k)
 {
 	static const char *const names[] = { "children", "self", "overhead", "comm", "dso",
-					      "sym", "pid", "tid", "cpu", "srcline", "parent", NULL };
+					      "sym", "pid", "tid", "cpu", "srcline", "parent",
+					      "samples", "period", NULL };
 	int i;
 
 	for (i = 0; names[i]; i++)
@@ -698,6 +702,7 @@ static int v_report_text(lua_State *L)
 	lua_getfield(L, 2, "comm_cut");
 	t.comm_cut = lua_isnil(L, -1) ? 0 : (size_t)luaL_checkinteger(L, -1);
 	lua_pop(L, 4);
+	t.quiet = lperf_optfield_bool(L, 2, "quiet", 0);
 	lua_getfield(L, 2, "out");
 	if (!lua_isnil(L, -1))
 		t.out = lperf_checkfile(L, -1);
@@ -712,8 +717,10 @@ static int v_report_text(lua_State *L)
 		if (t.cols[i] == PVT_CHILDREN)
 			o.self_only = 0;         /* totals shown */
 	o.keep = keep_mask(L, pv, 2, 1, o.by_period, &all);        /* index 3 */
-	/* a row's graph: the chains of the stacks counted in it */
+	/* a row's graph: the chains of the stacks counted in it; rows
+	 * ordered as perf orders them when it shows graphs */
 	o.entry_rows = t.graph;
+	o.graph_ties = t.graph;
 	rc = pvreport__new(pv, &o, &r);
 	if (rc)
 		return view_fail(L, rc);

@@ -17,7 +17,7 @@
 --                | "absolute" -- of every sample (perf report's default)
 --   })
 --   -> { { key=, self=, total=, self_pct=, total_pct=, sym=, dso=, comm=,
---          pid=, tid=, thread_comm=, cpu=, kind=, samples= }, ...,
+--          pid=, tid=, thread_comm=, cpu=, kind=, samples=, period= }, ...,
 --        total = weight of all samples that passed the filters,
 --        all = weight of all samples }
 -- comm is the name a stack's samples were taken under; "thread" groups by
@@ -125,7 +125,7 @@ end
 -- per distinct row key of stack s, the sample's own entry (own, at = #s.frames)
 -- first, then the call chain's, root first in children mode (at: the
 -- frame's index, root first).
-local function entry_walker(by, children)
+local function entry_walker(by, children, callee)
   local keys = normalize_by(by)
   local fkeys, skeys = {}, {}
   for _, k in ipairs(keys) do
@@ -173,10 +173,10 @@ local function entry_walker(by, children)
     if nf == 0 then return end
     -- self: the leaf; total: every distinct key on the stack, once
     local seen = {}
-    local function count(f, key, own, at)
+    local function count(f, key, own, at, depth)
       if seen[key] then return end
       seen[key] = true
-      fn(key, f, own, at)
+      fn(key, f, own, at, depth)
     end
     local frames = s.frames
     if not children then
@@ -188,8 +188,10 @@ local function entry_walker(by, children)
     -- sample's own, by its cpumode, before the first); its row is
     -- keyed by the address alone and shows the level of the sample
     -- that made it
+    -- (leaf first in perf's callee order)
     local level, lv = frames[nf].kind, nil
-    for i = 1, nf do
+    for k = 1, nf do
+      local i = callee and nf + 1 - k or k
       local f = frames[i]
       if f.dso and f.dso ~= "[unknown]" then
         level = f.kind
@@ -206,18 +208,21 @@ local function entry_walker(by, children)
     -- first (none for a chain perf discarded): a row keyed by an
     -- address alone shows the level of the entry that made it
     for i = 0, s.discarded and 0 or nf do
-      local at = i == 0 and nf or i
+      local at = i == 0 and nf or callee and nf + 1 - i or i
       local f = frames[at]
+      -- the chain perf appends to the entry (its max_depth): the whole
+      -- of it for the sample's own, else from the entry on
+      local depth = s.discarded and 0 or i == 0 and nf or nf + 1 - i
       if i > 0 and f.rel then
         -- perf 6.1 keys the sample's own entry of an unnamed frame by
         -- its address in the object, and the call chain's entries by
         -- the raw address: the leaf is counted under both
         local abs = absolute(f)
-        count(abs, fkey(abs) .. sk, false, at)
+        count(abs, fkey(abs) .. sk, false, at, depth)
       elseif not (f.dso and f.dso ~= "[unknown]") and f.kind ~= "lua" then
-        count(f, fkey(as_level(f, "user")) .. sk, i == 0, at)
+        count(f, fkey(as_level(f, "user")) .. sk, i == 0, at, depth)
       else
-        count(f, fkey(f) .. sk, i == 0, at)
+        count(f, fkey(f) .. sk, i == 0, at, depth)
       end
     end
   end
@@ -233,7 +238,7 @@ local function aggregate(list, opts)
   local function row(key, s, f)
     local r = rows[key]
     if not r then
-      r = { key = key, self = 0, total = 0, samples = 0 }
+      r = { key = key, self = 0, total = 0, samples = 0, period = 0, depth = 0 }
       rows[key] = r
       order[#order + 1] = r
       if f then
@@ -257,6 +262,7 @@ local function aggregate(list, opts)
           local r = row(key, s, s.frames[#s.frames])
           r.self = r.self + w; r.total = r.total + w
           r.samples = r.samples + (s.count or 1)
+          r.period = r.period + (s.period or s.count or 1)
         end
       end
     end
@@ -275,23 +281,26 @@ local function aggregate(list, opts)
           r.total = r.total + w
           if depth == #s.frames then r.self = r.self + w end
           r.samples = r.samples + (s.count or 1)
+          r.period = r.period + (s.period or s.count or 1)
         end
       end
     end
     return order, total
   end
 
-  local walk = entry_walker(by, opts.children)
+  local walk = entry_walker(by, opts.children, opts.callee)
   for _, s in ipairs(list) do
     if keep(s) then
       local w = period and (s.period or 0) or (s.count or 1)
       total = total + w
-      walk(s, function(key, f, own)
+      walk(s, function(key, f, own, _, depth)
         local r = row(key, s, f)
         r.total = r.total + w
+        if depth and depth > r.depth then r.depth = depth end
         if own then
           r.self = r.self + w
           r.samples = r.samples + (s.count or 1)
+          r.period = r.period + (s.period or s.count or 1)
         end
       end)
     end
@@ -342,7 +351,9 @@ local function signed_hex(s)
   return (h:find("^[89a-f]") and "0" or "1") .. h
 end
 local function cmp(x, y) if x == y then return 0 end return x < y and -1 or 1 end
-local function ties(by)
+-- collapse: the order of perf's collapse tree instead, a named symbol by
+-- its object, then its start (sort__sym_cmp)
+local function ties(by, collapse)
   if type(by) == "function" or by == "frame" then return nil end
   local keys = normalize_by(by)
   local function named(r) return r.frame ~= nil and r.frame.name ~= nil end
@@ -365,6 +376,11 @@ local function ties(by)
     sym = function(a, b)
       local x, y = named(a), named(b)
       if x ~= y then return x and -1 or 1 end
+      if x and collapse then
+        local c = cmp(tostring(a.dso), tostring(b.dso))
+        if c ~= 0 then return c end
+        return cmp(a.frame.sym_start or a.frame.addr or 0, b.frame.sym_start or b.frame.addr or 0)
+      end
       return x and cmp(a.sym, b.sym) or 0
     end,
   }
@@ -384,6 +400,79 @@ local function ties(by)
     end
     return 0
   end
+end
+
+-- With call graphs shown in children mode perf breaks a tie of totals
+-- between two entries of one thread by their chains' depth, caller first,
+-- before self and the keys: no order, so rows go where perf's output tree
+-- puts them (a red-black tree, ties to the right, filled in the collapse
+-- tree's order), built here the same way (as pvreport.c's depth_ties).
+-- kept: rows sorted without depths; by_keys: the same in collapse order.
+local function depth_ties(kept, by_keys, callee)
+  local pos = {}
+  for i, r in ipairs(kept) do pos[r] = i end
+  local function before(a, b)
+    if a.total ~= b.total then return a.total > b.total end
+    if a.tid == b.tid and a.depth ~= b.depth then
+      if callee then return a.depth < b.depth end
+      return a.depth > b.depth
+    end
+    return pos[a] < pos[b]
+  end
+  local left, right, up, red, root = {}, {}, {}, {}, nil
+  local function rotate(x, to_left)
+    local down, other = right, left
+    if not to_left then down, other = left, right end
+    local y, p = down[x], up[x]
+    down[x] = other[y]
+    if other[y] then up[other[y]] = x end
+    up[y] = p
+    if not p then root = y elseif left[p] == x then left[p] = y else right[p] = y end
+    other[y] = x
+    up[x] = y
+  end
+  for _, z in ipairs(by_keys) do
+    local p, at, go_left = nil, root, false
+    while at do
+      p, go_left = at, before(z, at)
+      if go_left then at = left[at] else at = right[at] end
+    end
+    up[z], red[z] = p, true
+    if not p then root = z elseif go_left then left[p] = z else right[p] = z end
+    local x = z
+    while up[x] and red[up[x]] do
+      p = up[x]
+      local g = up[p]
+      local on_left = left[g] == p
+      local uncle, inner
+      if on_left then uncle, inner = right[g], right[p] else uncle, inner = left[g], left[p] end
+      if uncle and red[uncle] then
+        red[p], red[uncle], red[g] = false, false, true
+        x = g
+      else
+        if x == inner then
+          rotate(p, on_left)
+          x = p
+          p = up[x]
+        end
+        red[p], red[g] = false, true
+        rotate(g, not on_left)
+      end
+    end
+    red[root] = false
+  end
+  local out, stack, n = {}, {}, root
+  while n or #stack > 0 do
+    if n then
+      stack[#stack + 1] = n
+      n = left[n]
+    else
+      n = table.remove(stack)
+      out[#out + 1] = n
+      n = right[n]
+    end
+  end
+  for i = 1, #out do kept[i] = out[i] end
 end
 
 function M.top(list, opts)
@@ -408,20 +497,28 @@ function M.top(list, opts)
       kept[#kept + 1] = r
     end
   end
-  local tie = ties(opts.by)
   -- order = "keys": as perf breaks a tie of sums, whatever the sums
-  local by_value = opts.order ~= "keys"
-  table.sort(kept, function(a, b)
-    local x, y
-    if by_total then x, y = a.total, b.total else x, y = a.self, b.self end
-    if by_value and x ~= y then return x > y end
-    if by_value and a.self ~= b.self then return a.self > b.self end
-    if tie then
-      local c = tie(a, b)
-      if c ~= 0 then return c < 0 end
-    end
-    return tostring(a.key) < tostring(b.key)
-  end)
+  local function sorted(rows, by_value, collapse)
+    local tie = ties(opts.by, collapse)
+    table.sort(rows, function(a, b)
+      local x, y
+      if by_total then x, y = a.total, b.total else x, y = a.self, b.self end
+      if by_value and x ~= y then return x > y end
+      if by_value and a.self ~= b.self then return a.self > b.self end
+      if tie then
+        local c = tie(a, b)
+        if c ~= 0 then return c < 0 end
+      end
+      return tostring(a.key) < tostring(b.key)
+    end)
+    return rows
+  end
+  sorted(kept, opts.order ~= "keys")
+  if opts.graph_ties and by_total and opts.order ~= "keys" and #kept > 1 then
+    local by_keys = {}
+    for i, r in ipairs(kept) do by_keys[i] = r end
+    depth_ties(kept, sorted(by_keys, false, true), opts.callee)
+  end
   local n = opts.n
   if n and #kept > n then
     for i = #kept, n + 1, -1 do kept[i] = nil end
@@ -438,12 +535,13 @@ end
 -- its whole chain, root first; one whose call chain entry is, the chain
 -- from that frame to the leaf.  Otherwise (self): the samples whose own
 -- entry is the row, the chain from the leaf up through its callers
--- (opts.caller: root first).  Nodes: { name=, w=, kids = { sorted nodes } }.
+-- (opts.caller: root first; opts.callee: from the row's frame to the
+-- root in both modes).  Nodes: { name=, w=, kids = { sorted nodes } }.
 function M.callgraph(list, row, opts)
   opts = opts or {}
   local keep = M.filter(opts)
   local period = opts.weight == "period"
-  local walk = entry_walker(opts.by, opts.children)
+  local walk = entry_walker(opts.by, opts.children, opts.callee)
   local root = { w = 0, kids = {}, index = {} }
   local function add(node, name, w)
     local c = node.index[name]
@@ -466,7 +564,10 @@ function M.callgraph(list, row, opts)
         if key ~= want or nf == 0 or not (own or opts.children) then return end
         root.w = root.w + w
         local node = root
-        if opts.children then
+        if opts.callee then
+          -- the row's entry (the leaf for its own), then its callers
+          for j = at, 1, -1 do node = add(node, sym_name(fr[j]), w) end
+        elseif opts.children then
           for j = (at == nf) and 1 or at, nf do node = add(node, sym_name(fr[j]), w) end
         elseif opts.caller then
           for j = 1, nf do node = add(node, sym_name(fr[j]), w) end

@@ -367,7 +367,8 @@ static int note_entry(struct acc *a, size_t i, long at, size_t row, int own)
  * raw address) and shown as kind; own: the sample's own entry, which also
  * takes self. */
 static int count_entry(struct acc *a, size_t i, long at, uint32_t id, int kind, int keykind,
-		       int absolute, int own, uint64_t w, uint64_t count)
+		       int absolute, int own, uint64_t w, uint64_t count, uint64_t period,
+		       uint32_t depth)
 {
 	struct pvreport_row *r;
 	uint32_t fk;
@@ -379,12 +380,15 @@ static int count_entry(struct acc *a, size_t i, long at, uint32_t id, int kind, 
 	if (a->stamp[r - a->rows] == i + 1)
 		return 0;
 	a->stamp[r - a->rows] = i + 1;
+	if (depth > r->depth)
+		r->depth = depth;
 	if ((rc = note_entry(a, i, at, (size_t)(r - a->rows), own)))
 		return rc;
 	r->total += w;
 	if (own) {
 		r->self += w;
 		r->samples += count;
+		r->period += period;
 	}
 	return 0;
 }
@@ -424,7 +428,8 @@ static int count_stack(struct acc *a, size_t i, uint32_t sk, uint8_t *view, uint
 	uint64_t w;
 	struct pvreport_row *r;
 	int level, rc;
-	long j;
+	long j, k;
+	int discarded;
 
 	stacktab__get(profview__table(pv), i, &e);
 	profview__report_stack(pv, i, &ids, &nf);
@@ -444,6 +449,7 @@ static int count_stack(struct acc *a, size_t i, uint32_t sk, uint8_t *view, uint
 		r->self += w;
 		r->total += w;
 		r->samples += e.count;
+		r->period += e.period;
 		return 0;
 	}
 	if (nf == 0)
@@ -452,14 +458,17 @@ static int count_stack(struct acc *a, size_t i, uint32_t sk, uint8_t *view, uint
 		for (j = (long)nf - 1; j >= (o->self_only ? (long)nf - 1 : 0); j--) {
 			int kind = profview__frame(pv, ids[j])->kind;
 			if ((rc = count_entry(a, i, j, ids[j], kind, kind, 0, j == (long)nf - 1, w,
-					       e.count)))
+					       e.count, e.period, 0)))
 				return rc;
 		}
 		return 0;
 	}
 	level = profview__frame(pv, ids[nf - 1])->kind;
-	for (j = 0; j < (long)nf; j++) {
-		const struct pv_frame *f = profview__frame(pv, ids[j]);
+	for (k = 0; k < (long)nf; k++) {
+		/* in the order perf walks the chain (leaf first for callee) */
+		const struct pv_frame *f;
+		j = o->callee ? (long)nf - 1 - k : k;
+		f = profview__frame(pv, ids[j]);
 		view[j] = 0xff;
 		if (f->has_dso)
 			level = f->kind;
@@ -467,18 +476,25 @@ static int count_stack(struct acc *a, size_t i, uint32_t sk, uint8_t *view, uint
 			view[j] = (uint8_t)level;
 	}
 	/* perf makes the sample's own entry first, then one per call chain
-	 * entry, root first (none for a chain it discarded): a row keyed by an
+	 * entry in the graphs' order, root first unless callee (none for a
+	 * chain it discarded): a row keyed by an
 	 * address alone shows the level of the entry that made it */
-	for (j = -1; j < (profview__discarded(pv, i) ? 0 : (long)nf); j++) {
-		long at = j < 0 ? (long)nf - 1 : j;
+	discarded = profview__discarded(pv, i);
+	for (j = -1; j < (discarded ? 0 : (long)nf); j++) {
+		/* (leaf first in perf's callee order) */
+		long at = j < 0 ? (long)nf - 1 : o->callee ? (long)nf - 1 - j : j;
 		const struct pv_frame *f = profview__frame(pv, ids[at]);
 		int kind = view[at] != 0xff ? view[at] : f->kind;
 		int keykind = !f->has_dso && kind != PV_LUA ? PV_USER : kind;
+		/* the chain perf appends to the entry: the whole of it for the
+		 * sample's own, else from the entry on (none when discarded) */
+		uint32_t depth = discarded ? 0 : j < 0 ? nf : (uint32_t)(nf - j);
 
 		if (j >= 0 && f->has_rel)
-			rc = count_entry(a, i, at, ids[at], kind, kind, 1, 0, w, 0);
+			rc = count_entry(a, i, at, ids[at], kind, kind, 1, 0, w, 0, 0, depth);
 		else
-			rc = count_entry(a, i, at, ids[at], kind, keykind, 0, j < 0, w, e.count);
+			rc = count_entry(a, i, at, ids[at], kind, keykind, 0, j < 0, w, e.count,
+					 e.period, depth);
 		if (rc)
 			return rc;
 	}
@@ -583,6 +599,10 @@ struct tie_ctx {
 	const struct pvreport_row *rows;
 	struct u64map rank;           /* string id -> rank + 1 */
 	uint32_t other;               /* "[other]", the parent of none */
+	/* the order perf's collapse tree keeps (its entries' insertion order
+	 * into the output tree): a named symbol by its object, then its
+	 * start (sort__sym_cmp), not by its name */
+	int collapse;
 };
 
 struct tie_buf {
@@ -674,7 +694,13 @@ static size_t tie_key(const struct tie_ctx *c, const struct pvreport_row *row, u
 			}
 			break;
 		case PVR_SYM:
-			if (f && f->name != PV_NONE) {
+			if (f && f->name != PV_NONE && c->collapse) {
+				uint64_t start = f->has_offset ? f->sym_start : f->addr;
+				tie_put(&t, "\1", 1);
+				tie_put32(&t, tie_rank(c, row->dsoname));
+				tie_put32(&t, (uint32_t)(start >> 32));
+				tie_put32(&t, (uint32_t)start);
+			} else if (f && f->name != PV_NONE) {
 				tie_put(&t, "\1", 1);
 				tie_str(&t, c->pv, row->symname);
 			} else {
@@ -795,6 +821,10 @@ static int rank_names(struct tie_ctx *c, size_t n)
 			switch (o->keys[k]) {
 			case PVR_COMM: rc = rank_add(&c->rank, &ids, &nids, &cap, row->comm); break;
 			case PVR_DSO: rc = rank_add(&c->rank, &ids, &nids, &cap, row->dsoname); break;
+			case PVR_SYM:
+				if (c->collapse)
+					rc = rank_add(&c->rank, &ids, &nids, &cap, row->dsoname);
+				break;
 			case PVR_PARENT: rc = rank_add(&c->rank, &ids, &nids, &cap, row->parent); break;
 			case PVR_EVENT:
 				rc = rank_add(&c->rank, &ids, &nids, &cap,
@@ -860,19 +890,19 @@ static size_t run_end(const struct sort_rec *rec, size_t i, size_t n)
 	return j;
 }
 
-/* r->order: r->rows sorted as perf sorts its entries (above). */
-static int sort_rows(struct pvreport *r, struct profview *pv, const struct pvreport_opts *o)
+/* order: r->rows sorted as perf sorts its entries (above). */
+static int order_rows(struct pvreport *r, struct profview *pv, const struct pvreport_opts *o,
+		      int collapse, uint32_t *order)
 {
-	struct tie_ctx c = { pv, o, r->rows, { 0 }, PV_NONE };
+	struct tie_ctx c = { pv, o, r->rows, { 0 }, PV_NONE, collapse };
 	struct sort_rec *rec, *tmp;
 	struct key_rec *kr = NULL;
 	size_t i, j, k, n = r->n;
 	int rc = -ENOMEM;
 
-	r->order = bigmem__malloc((n ? n : 1) * sizeof *r->order);
 	rec = bigmem__malloc((n ? n : 1) * sizeof *rec);
 	tmp = bigmem__malloc((n ? n : 1) * sizeof *tmp);
-	if (!r->order || !rec || !tmp)
+	if (!rec || !tmp)
 		goto out;
 	for (i = 0; i < n; i++) {
 		const struct pvreport_row *row = &r->rows[i];
@@ -897,7 +927,7 @@ static int sort_rows(struct pvreport *r, struct profview *pv, const struct pvrep
 	for (i = 0; i < n; i = j) {
 		j = run_end(rec, i, n);
 		if (j - i == 1) {
-			r->order[i] = rec[i].row;
+			order[i] = rec[i].row;
 			continue;
 		}
 		for (k = i; k < j; k++) {
@@ -906,7 +936,7 @@ static int sort_rows(struct pvreport *r, struct profview *pv, const struct pvrep
 		}
 		qsort_r(kr, j - i, sizeof *kr, key_order, &c);
 		for (k = i; k < j; k++)
-			r->order[k] = kr[k - i].row;
+			order[k] = kr[k - i].row;
 	}
 	rc = 0;
 out:
@@ -915,6 +945,172 @@ out:
 	bigmem__free(rec);
 	bigmem__free(tmp);
 	return rc;
+}
+
+/*
+ * With call graphs shown in children mode perf breaks a tie of totals
+ * between two entries of one thread by their chains' depth, caller first
+ * (__hpp__sort_acc), before self and the keys.  Between entries of two
+ * threads there is no such step, so this is not an order, and where the
+ * entries end up depends on the tree perf inserts them into: its output
+ * tree (a red-black tree, ties to the right), filled in the keys' order.
+ * That tree is built here the same way, over row indices.
+ */
+struct tie_tree {
+	const struct pvreport_row *rows;
+	const uint32_t *pos;          /* a row's place in the order without depths */
+	const int32_t *tid;           /* its first stack's thread */
+	int callee;
+	uint32_t *left, *right, *up;  /* row + 1, 0 for none */
+	uint8_t *red;
+	uint32_t root;
+};
+
+/* Whether row a goes before row b (perf: hist_entry__sort(a, b) > 0). */
+static int tie_before(const struct tie_tree *t, uint32_t a, uint32_t b)
+{
+	const struct pvreport_row *x = &t->rows[a], *y = &t->rows[b];
+
+	if (x->total != y->total)
+		return x->total > y->total;
+	if (t->tid[a] == t->tid[b] && x->depth != y->depth)
+		return t->callee ? x->depth < y->depth : x->depth > y->depth;
+	return t->pos[a] < t->pos[b];   /* self, then the keys */
+}
+
+/* Node x (row + 1) turned with its child on the other side up. */
+static void tie_rotate(struct tie_tree *t, uint32_t x, int left)
+{
+	uint32_t *down = left ? t->right : t->left, *other = left ? t->left : t->right;
+	uint32_t y = down[x - 1], p = t->up[x - 1];
+
+	down[x - 1] = other[y - 1];
+	if (other[y - 1])
+		t->up[other[y - 1] - 1] = x;
+	t->up[y - 1] = p;
+	if (!p)
+		t->root = y;
+	else if (t->left[p - 1] == x)
+		t->left[p - 1] = y;
+	else
+		t->right[p - 1] = y;
+	other[y - 1] = x;
+	t->up[x - 1] = y;
+}
+
+/* Row z inserted as perf's rb_insert_color inserts (the usual fix-up). */
+static void tie_insert(struct tie_tree *t, uint32_t z)
+{
+	uint32_t p = 0, at = t->root, x = z + 1;
+	int left = 0;
+
+	while (at) {
+		p = at;
+		left = tie_before(t, z, at - 1);
+		at = left ? t->left[at - 1] : t->right[at - 1];
+	}
+	t->up[z] = p;
+	t->left[z] = t->right[z] = 0;
+	t->red[z] = 1;
+	if (!p)
+		t->root = x;
+	else if (left)
+		t->left[p - 1] = x;
+	else
+		t->right[p - 1] = x;
+	while ((p = t->up[x - 1]) && t->red[p - 1]) {
+		uint32_t g = t->up[p - 1];
+		int on_left = t->left[g - 1] == p;
+		uint32_t uncle = on_left ? t->right[g - 1] : t->left[g - 1];
+
+		if (uncle && t->red[uncle - 1]) {
+			t->red[p - 1] = t->red[uncle - 1] = 0;
+			t->red[g - 1] = 1;
+			x = g;
+			continue;
+		}
+		if (x == (on_left ? t->right[p - 1] : t->left[p - 1])) {
+			tie_rotate(t, p, on_left);
+			x = p;
+			p = t->up[x - 1];
+		}
+		t->red[p - 1] = 0;
+		t->red[g - 1] = 1;
+		tie_rotate(t, g, !on_left);
+	}
+	t->red[t->root - 1] = 0;
+}
+
+/* r->order made again as perf's tree orders rows of equal totals. */
+static int depth_ties(struct pvreport *r, struct profview *pv, const struct pvreport_opts *o)
+{
+	struct pvreport_opts by_keys = *o;
+	struct tie_tree t = { r->rows, NULL, NULL, o->callee, NULL, NULL, NULL, NULL, 0 };
+	uint32_t *pos = NULL, *keys = NULL, *stack = NULL;
+	int32_t *tid = NULL;
+	size_t i, n = r->n, k = 0, depth = 0;
+	int rc = -ENOMEM;
+
+	pos = bigmem__malloc(n * sizeof *pos);
+	keys = bigmem__malloc(n * sizeof *keys);
+	tid = bigmem__malloc(n * sizeof *tid);
+	t.left = bigmem__malloc(n * sizeof *t.left);
+	t.right = bigmem__malloc(n * sizeof *t.right);
+	t.up = bigmem__malloc(n * sizeof *t.up);
+	t.red = bigmem__malloc(n);
+	stack = bigmem__malloc(n * sizeof *stack);
+	if (!pos || !keys || !tid || !t.left || !t.right || !t.up || !t.red || !stack)
+		goto out;
+	by_keys.keys_only = 1;
+	if ((rc = order_rows(r, pv, &by_keys, 1, keys)))
+		goto out;
+	for (i = 0; i < n; i++) {
+		struct stacktab_entry e;
+		stacktab__get(profview__table(pv), r->rows[i].stack, &e);
+		pos[r->order[i]] = (uint32_t)i;
+		tid[i] = e.tid;
+	}
+	t.pos = pos;
+	t.tid = tid;
+	for (i = 0; i < n; i++)
+		tie_insert(&t, keys[i]);
+	/* in order, without recursion */
+	for (i = t.root; i || depth;) {
+		if (i) {
+			stack[depth++] = (uint32_t)i;
+			i = t.left[i - 1];
+			continue;
+		}
+		i = stack[--depth];
+		r->order[k++] = (uint32_t)i - 1;
+		i = t.right[i - 1];
+	}
+	rc = 0;
+out:
+	bigmem__free(pos);
+	bigmem__free(keys);
+	bigmem__free(tid);
+	bigmem__free(t.left);
+	bigmem__free(t.right);
+	bigmem__free(t.up);
+	bigmem__free(t.red);
+	bigmem__free(stack);
+	return rc;
+}
+
+/* r->order: r->rows sorted as perf sorts its entries (above). */
+static int sort_rows(struct pvreport *r, struct profview *pv, const struct pvreport_opts *o)
+{
+	int rc;
+
+	r->order = bigmem__malloc((r->n ? r->n : 1) * sizeof *r->order);
+	if (!r->order)
+		return -ENOMEM;
+	if ((rc = order_rows(r, pv, o, 0, r->order)))
+		return rc;
+	if (o->graph_ties && o->children && !o->keys_only && r->n > 1)
+		return depth_ties(r, pv, o);
+	return 0;
 }
 
 /* By parent: the regex compiled, the verdicts' room, "[other]". */
@@ -1323,7 +1519,7 @@ int pvgraph__new(struct profview *pv, const struct pvreport_opts *o, const struc
 	uint32_t *shown = NULL;
 	uint64_t *rootw = NULL;
 	size_t ns = profview__nstacks(pv), i, at;
-	int rc = 0, pass, root_first = o->children || o->caller;
+	int rc = 0, pass, root_first = !o->callee && (o->children || o->caller);
 
 	*out = NULL;
 	if (!r->ecnt) {
@@ -1403,7 +1599,8 @@ int pvgraph__new(struct profview *pv, const struct pvreport_opts *o, const struc
 							g->nodes[node].w += w;
 					}
 				} else {
-					for (m = (long)nf - 1; m >= 0 && !rc; m--) {
+					/* from the row's entry (the leaf for its own) to the root */
+					for (m = (long)er[k].at; m >= 0 && !rc; m--) {
 						rc = graph_kid(g, &edges, node, profview__frame(pv, ids[m])->symname,
 							       &node);
 						if (!rc)

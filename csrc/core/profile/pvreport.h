@@ -50,17 +50,24 @@ struct pvreport_opts {
 				  perf's default, PVR_DEFAULT_PARENT */
 	int caller;            /* call graphs of self mode root first (perf
 				  report -g's "caller"), as children mode's are */
+	int callee;            /* call graphs leaf first in both modes (-g
+				  callee): a row's entry, then its callers */
 	int keys_only;         /* rows sorted by their keys alone, as perf
 				  breaks a tie of sums (a group view sorts
 				  by the members' sums first) */
 	int entry_rows;        /* keep which row each stack's entries went to,
 				  for its call graphs (pvgraph__new) */
+	int graph_ties;        /* children mode with call graphs shown: rows
+				  whose totals tie in one thread ordered by the
+				  depth of their chains, caller first, as perf
+				  sorts its entries then */
 };
 #define PVR_DEFAULT_PARENT "^sys_|^do_page_fault"
 
 
 struct pvreport_row {
-	uint64_t self, total, samples;
+	uint64_t self, total;
+	uint64_t samples, period;  /* of the samples whose own entry it is */
 	size_t stack;          /* the first stack counted in the row */
 	uint32_t frame;        /* its frame, PV_NONE when the row has none */
 	uint8_t kind;          /* the level it shows (enum pv_kind) */
@@ -69,6 +76,9 @@ struct pvreport_row {
 	uint32_t srcline;      /* the frame's srcline, or PV_NONE */
 	uint32_t parent;       /* by parent: the parent's name or "[other]" */
 	uint32_t comm;         /* its first stack's command (string id), or PV_NONE */
+	uint32_t depth;        /* children: its longest chain, perf's max_depth
+				  (from its entry to the chain's end, in the
+				  graphs' order; the whole chain for its own) */
 	/* The row's key as lua/perf/report.lua spells it (ties sort by it). */
 	const char *key;
 	size_t keylen;

@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <float.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -145,11 +146,19 @@ static void sb_pct(struct sbuf *b, double x)
 static const char *const titles[] = {
 	"Children", "Self", "Overhead", "Command", "Shared Object", "Symbol",
 	"    Pid:Command", "    Tid:Command", "CPU", "Source:Line", "Parent symbol",
+	"Samples", "Period",
 };
 
 static int right_aligned(enum pvt_col c)
 {
-	return c <= PVT_OVERHEAD;
+	return c <= PVT_OVERHEAD || c == PVT_SAMPLES || c == PVT_PERIOD;
+}
+
+/* perf's counts are "%*" PRIu64 at 12: a longer one overflows its column
+ * rather than widening it */
+static int fixed_width(enum pvt_col c)
+{
+	return c == PVT_SAMPLES || c == PVT_PERIOD;
 }
 
 static const char *str_or(struct profview *pv, uint32_t id, const char *def, size_t *len)
@@ -220,6 +229,12 @@ static void cell(struct profview *pv, const struct pvreport_row *r, const struct
 	case PVT_PARENT:
 		s = str_or(pv, r->parent, "[other]", &len);
 		sb_put(cellb, s, len);
+		break;
+	case PVT_SAMPLES:
+		sb_printf(cellb, "%" PRIu64, r->samples);
+		break;
+	case PVT_PERIOD:
+		sb_printf(cellb, "%" PRIu64, r->period);
 		break;
 	}
 }
@@ -403,7 +418,7 @@ int pvreport__text(struct profview *pv, const struct pvreport *r, const struct p
 	b.out = o->out;
 	for (c = 0; c < o->ncols; c++) {
 		size_t t = strlen(titles[o->cols[c]]);
-		width[c] = right_aligned(o->cols[c]) && t < 8 ? 8 : t;
+		width[c] = fixed_width(o->cols[c]) ? 12 : right_aligned(o->cols[c]) && t < 8 ? 8 : t;
 	}
 	/* as perf: columns sized by every row, shown or not; a percentage
 	 * (never negative) is widest for the heaviest row, made once */
@@ -426,7 +441,7 @@ int pvreport__text(struct profview *pv, const struct pvreport *r, const struct p
 			}
 		}
 		for (c = 0; c < o->ncols; c++) {
-			if (!right_aligned(o->cols[c]))
+			if (!right_aligned(o->cols[c]) || fixed_width(o->cols[c]))
 				continue;
 			cell(pv, pvreport__row_at(r, o->cols[c] == PVT_CHILDREN ? most_total : most_self),
 			     o, o->cols[c], &cb);
@@ -451,16 +466,18 @@ int pvreport__text(struct profview *pv, const struct pvreport *r, const struct p
 	}
 	if (o->head)
 		sb_put(&b, o->head, o->headlen);
-	sb_str(&b, "# ");
-	for (c = 0; c < o->ncols; c++)
-		pad_cell(&b, o, width, c, titles[o->cols[c]], strlen(titles[o->cols[c]]), 1);
-	sb_str(&b, "\n# ");
-	for (c = 0; c < o->ncols; c++) {
-		if (c > 0)
-			sb_put(&b, "  ", 2);
-		sb_fill(&b, '.', width[c]);
+	if (!o->quiet) {
+		sb_str(&b, "# ");
+		for (c = 0; c < o->ncols; c++)
+			pad_cell(&b, o, width, c, titles[o->cols[c]], strlen(titles[o->cols[c]]), 1);
+		sb_str(&b, "\n# ");
+		for (c = 0; c < o->ncols; c++) {
+			if (c > 0)
+				sb_put(&b, "  ", 2);
+			sb_fill(&b, '.', width[c]);
+		}
+		sb_str(&b, "\n#\n");
 	}
-	sb_str(&b, "\n#\n");
 	if (o->graph) {
 		size_t k = 0, ng = 0;
 		for (i = 0; i < n && k < nshown; i++) {

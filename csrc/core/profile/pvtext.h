@@ -31,6 +31,8 @@ enum pvt_col {
 	PVT_CPU,
 	PVT_SRCLINE,        /* the row's srcline (a view made with lines) */
 	PVT_PARENT,         /* the row's parent symbol, or "[other]" */
+	PVT_SAMPLES,        /* the samples whose own entry the row is (perf -n) */
+	PVT_PERIOD,         /* their period (perf --show-total-period) */
 };
 #define PVT_MAX_COLS 12
 
@@ -42,6 +44,7 @@ struct pvtext_opts {
 	double percent_limit;        /* rows under it (by total when children) left out */
 	int children;
 	size_t max_rows;             /* 0: all */
+	int quiet;                   /* no titles and rule (perf report -q) */
 	/* Call graphs under the rows (graph != 0): of the stacks counted in
 	 * each (the report made with graph_opts->entry_rows; graph_opts its
 	 * options), percentages of graph_total, branches under graph_pct left

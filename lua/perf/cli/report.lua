@@ -16,9 +16,19 @@ usage: luaperf report [-i perf.data|file.folded] [options]
   --children             overhead includes callees (default with call chains)
   --no-children          self overhead only
   --percent-limit P      hide rows under P percent
-  -g, --call-graph       print the call graph under each row
+  -g, --call-graph[=ARGS]
+                         print the call graph under each row; ARGS, as
+                         perf's, comma-separated: graph (the default),
+                         none, caller (root first, the default) or callee
+                         (the row's entry first, then its callers), a
+                         threshold in percent (default 0.5), function
+  -G, --inverted         the call graph, caller order (perf's alias)
   --no-call-graph        no call graph (default)
-  -n N                   at most N rows
+  -n, --show-nr-samples  a Samples column (the samples of each row's own
+                         entry), as perf's
+  --show-total-period    a Period column (their period), as perf's
+  -q, --quiet            the rows alone: no header, no column titles
+  --rows N               at most N rows
   --weight W             samples or period (default period, as perf)
   --comm NAME, --pid N, --tid N, --dso PATTERN, --symbol PATTERN
                          only samples of that command, process, thread,
@@ -42,25 +52,68 @@ usage: luaperf report [-i perf.data|file.folded] [options]
 
 local options = require "perf.cli.options"
 
+-- perf's -g ARGS: "print_type,threshold[,print_limit],order,sort_key
+-- [,branch],value", any order; what is not drawn here is refused by name
+local function call_graph(o, v)
+  local numbers = 0
+  for t in v:gmatch("[^,]+") do
+    if t == "graph" or t == "function" or t == "percent" then
+      o.graph = true
+    elseif t == "none" then
+      o.graph = false
+    elseif t == "caller" or t == "callee" then
+      o.graph, o.callee = o.graph ~= false, t == "callee"
+    elseif tonumber(t) and numbers == 0 then
+      numbers = 1
+      o.graph, o.graph_pct = o.graph ~= false, tonumber(t)
+    else
+      return "-g: '" .. t .. "' is not drawn here (graph, none, caller, callee, " ..
+        "a threshold, function)"
+    end
+  end
+  if o.graph == nil then o.graph = true end
+end
+
 local function parse(args)
   local o = { input = "perf.data", sort = "comm,dso,sym", weight = "period" }
+  -- -g takes a value only as perf's does: attached, or a next argument
+  -- that is not an option
+  local a, i = {}, 1
+  while i <= #args do
+    local x, nxt = args[i], args[i + 1]
+    if (x == "-g" or x == "--call-graph") and nxt and nxt:sub(1, 1) ~= "-" then
+      a[#a + 1], i = "--call-graph=" .. nxt, i + 2
+    else
+      a[#a + 1], i = x == "--call-graph" and "-g" or x, i + 1
+    end
+  end
+  args = a
   local takes = { ["-i"] = "input", ["--input"] = "input", ["-s"] = "sort", ["--sort"] = "sort",
-    ["--percent-limit"] = "percent_limit", ["-n"] = "n", ["--comm"] = "comm",
+    ["--percent-limit"] = function(o, v)
+      -- as perf's: the graphs' threshold too (the last given wins)
+      o.percent_limit, o.graph_pct = v, tonumber(v)
+    end,
+    ["--call-graph"] = call_graph, ["--rows"] = "n", ["--comm"] = "comm",
     ["--pid"] = "pid", ["--tid"] = "tid", ["--dso"] = "dso", ["--symbol"] = "symbol",
     ["--weight"] = "weight", ["-e"] = "event", ["--event"] = "event",
     ["--kallsyms"] = "kallsyms", ["--vmlinux"] = "vmlinux", ["--symfs"] = "symfs",
     ["--percentage"] = "percentage", ["-p"] = "parent", ["--parent"] = "parent" }
   local flags = { ["--children"] = { "children", true }, ["--no-children"] = { "children", false },
-    ["-g"] = { "graph", true }, ["--call-graph"] = { "graph", true },
+    ["-g"] = { "graph", true }, ["-G"] = { "graph", true }, ["--inverted"] = { "graph", true },
     ["--no-call-graph"] = { "graph", false }, ["--stdio"] = { "stdio", true },
     ["--group"] = { "group", true }, ["--no-group"] = { "group", false },
+    ["-n"] = { "show_samples", true }, ["--show-nr-samples"] = { "show_samples", true },
+    ["--show-total-period"] = { "show_period", true },
+    ["-q"] = { "quiet", true }, ["--quiet"] = { "quiet", true },
     ["-h"] = { "help", true }, ["--help"] = { "help", true } }
   local ok, err = options.parse(args, o, takes, flags)
   if not ok then return nil, err end
   for _, k in ipairs({ "percent_limit", "n", "pid", "tid" }) do
     if o[k] then
       local n = tonumber(o[k])
-      if not n then return nil, k:gsub("_", "-") .. " expects a number, got '" .. o[k] .. "'" end
+      if not n then
+        return nil, (k == "n" and "rows" or k:gsub("_", "-")) .. " expects a number, got '" .. o[k] .. "'"
+      end
       o[k] = n
     end
   end
@@ -182,7 +235,7 @@ local function group_rows(members, children, rows_of)
       local m = per[i][r.key]
       if m and not row then
         row = setmetatable({ rank = rank, self_pcts = {}, total_pcts = {}, selfs = {},
-          totals = {} }, { __index = m })
+          totals = {}, sampless = {}, periods = {} }, { __index = m })
       end
     end
     if row then
@@ -190,6 +243,7 @@ local function group_rows(members, children, rows_of)
         local m = per[i][r.key]
         row.self_pcts[i], row.total_pcts[i] = m and m.self_pct or 0, m and m.total_pct or 0
         row.selfs[i], row.totals[i] = m and m.self or 0, m and m.total or 0
+        row.sampless[i], row.periods[i] = m and m.samples or 0, m and m.period or 0
       end
       -- the leader's percentages, for --percent-limit
       row.self_pct, row.total_pct = row.self_pcts[1], row.total_pcts[1]
@@ -232,7 +286,9 @@ local function print_table(o, src, list, meta, head, children, keys, by, report,
   if comm_cut > 0 and comm_cut < #"Command" then comm_cut = #"Command" end
 
   -- perf report -g is "graph,0.5,caller": root first in both modes
-  local ropts = { by = by, children = children, caller = o.graph or nil, weight = o.weight,
+  local ropts = { by = by, children = children, caller = o.graph or nil, callee = o.callee,
+    graph_ties = o.graph or nil,
+    weight = o.weight,
     event = meta.view_event,
     comm = o.comm, pid = o.pid, tid = o.tid, dso = o.dso, sym = o.symbol,
     percentage = o.percentage, parent = o.parent }
@@ -258,12 +314,15 @@ local function print_table(o, src, list, meta, head, children, keys, by, report,
   elseif src then
     -- the table itself is laid out in the core
     local cols = children and { "children", "self" } or { "overhead" }
+    if o.show_samples then cols[#cols + 1] = "samples" end
+    if o.show_period then cols[#cols + 1] = "period" end
     for _, k in ipairs(keys) do cols[#cols + 1] = k end
     ropts.columns, ropts.percent_limit, ropts.n = cols, o.percent_limit, o.n
-    ropts.comm_cut, ropts.graph, ropts.graph_pct = comm_cut, o.graph, o.percent_limit or 0.5
+    ropts.quiet = o.quiet
+    ropts.comm_cut, ropts.graph, ropts.graph_pct = comm_cut, o.graph, o.graph_pct or 0.5
     -- the table goes to stdout as it is made, after the header; a bad
     -- option fails before either is written
-    ropts.out, ropts.head = io.stdout, head .. "\n"
+    ropts.out, ropts.head = io.stdout, head ~= "" and head .. "\n" or nil
     local written, err
     ok, written, err = pcall(src.report_text, src, ropts)
     if ok and not written then
@@ -281,11 +340,13 @@ local function print_table(o, src, list, meta, head, children, keys, by, report,
     return 129
   end
 
+  -- perf ends a table with two newlines (the tip follows unless -q)
+  local tail = o.quiet and "\n\n" or "\n"
   if src and not group then
-    io.stdout:write("\n")
+    io.stdout:write(tail)
     return 0
   end
-  local out = { head }
+  local out = { head ~= "" and head or nil }
   local function put(s) out[#out + 1] = s end
 
   -- columns
@@ -308,6 +369,22 @@ local function print_table(o, src, list, meta, head, children, keys, by, report,
   else
     cols[#cols + 1] = { title = "Overhead", get = pcts("self_pcts", "self_pct"), right = true }
   end
+  -- perf's counts: "%12" each (a group's members side by side), a longer
+  -- one overflowing its column rather than widening it
+  local function counts_col(title, field, one)
+    local function cell(v) local t = string.format("%d", v); return string.rep(" ", 12 - #t) .. t end
+    local get = function(r) return cell(r[one] or r.self) end
+    if group then
+      get = function(r)
+        local parts = {}
+        for i = 1, #group do parts[i] = cell(r[field][i]) end
+        return table.concat(parts)
+      end
+    end
+    return { title = title, get = get, right = true, fixed = 12 * (group and #group or 1) }
+  end
+  if o.show_samples then cols[#cols + 1] = counts_col("Samples", "sampless", "samples") end
+  if o.show_period then cols[#cols + 1] = counts_col("Period", "periods", "period") end
   -- perf's headers: the thread's lines up its name with "%7d:"
   local titles = { comm = "Command", dso = "Shared Object", sym = "Symbol", pid = "    Pid:Command",
     tid = "    Tid:Command", cpu = "CPU" }
@@ -338,9 +415,9 @@ local function print_table(o, src, list, meta, head, children, keys, by, report,
   end
   for _, c in ipairs(cols) do
     -- perf's overhead columns are at least 8 wide
-    c.width = c.right and math.max(8, #c.title) or #c.title
+    c.width = c.fixed or c.right and math.max(8, #c.title) or #c.title
     -- as perf: sized by every row, shown or not
-    for _, r in ipairs(rows) do
+    for _, r in ipairs(c.fixed and {} or rows) do
       local v = c.get(r)
       if #v > c.width then c.width = #v end
     end
@@ -360,11 +437,13 @@ local function print_table(o, src, list, meta, head, children, keys, by, report,
     th[i] = c.title
     dots[i] = string.rep(".", c.width)
   end
-  put("# " .. fmt_row(th, true))
-  put("# " .. fmt_row(dots))
-  put("#")
+  if not o.quiet then
+    put("# " .. fmt_row(th, true))
+    put("# " .. fmt_row(dots))
+    put("#")
+  end
   local gtotal = o.percentage == "absolute" and rows.all or rows.total
-  local gpct = o.percent_limit or 0.5
+  local gpct = o.graph_pct or 0.5
   -- a row's graph: the chains of the samples counted in it (perf report
   -- -g: caller order)
   local gopts = { caller = true }
@@ -378,7 +457,7 @@ local function print_table(o, src, list, meta, head, children, keys, by, report,
     end
   end
   put("")
-  io.stdout:write(table.concat(out, "\n"), "\n")
+  io.stdout:write(table.concat(out, "\n"), tail)
   return 0
 end
 
@@ -537,7 +616,8 @@ return function(args)
       if c.list then evlist = c.list end
     end
     local head = header(m)
-    if i > 1 then head = "\n" .. head:match("\n(# Samples:.*)$") end
+    if o.quiet then head = ""
+    elseif i > 1 then head = "\n" .. head:match("\n(# Samples:.*)$") end
     local rc = print_table(o, src, evlist, m, head, children, keys, by, report,
       it.group and it.group.events)
     if rc ~= 0 then return rc end
