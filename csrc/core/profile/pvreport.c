@@ -953,8 +953,9 @@ out:
  * (__hpp__sort_acc), before self and the keys.  Between entries of two
  * threads there is no such step, so this is not an order, and where the
  * entries end up depends on the tree perf inserts them into: its output
- * tree (a red-black tree, ties to the right), filled in the keys' order.
- * That tree is built here the same way, over row indices.
+ * tree (a red-black tree, ties to the right), filled in the order of its
+ * collapse tree (order_rows' collapse).  That tree is built here the same
+ * way, over row indices.
  */
 struct tie_tree {
 	const struct pvreport_row *rows;
@@ -1048,7 +1049,7 @@ static int depth_ties(struct pvreport *r, struct profview *pv, const struct pvre
 	struct tie_tree t = { r->rows, NULL, NULL, o->callee, NULL, NULL, NULL, NULL, 0 };
 	uint32_t *pos = NULL, *keys = NULL, *stack = NULL;
 	int32_t *tid = NULL;
-	size_t i, n = r->n, k = 0, depth = 0;
+	size_t i, n = r->n, k = 0, sp = 0;
 	int rc = -ENOMEM;
 
 	pos = bigmem__malloc(n * sizeof *pos);
@@ -1075,13 +1076,13 @@ static int depth_ties(struct pvreport *r, struct profview *pv, const struct pvre
 	for (i = 0; i < n; i++)
 		tie_insert(&t, keys[i]);
 	/* in order, without recursion */
-	for (i = t.root; i || depth;) {
+	for (i = t.root; i || sp;) {
 		if (i) {
-			stack[depth++] = (uint32_t)i;
+			stack[sp++] = (uint32_t)i;
 			i = t.left[i - 1];
 			continue;
 		}
-		i = stack[--depth];
+		i = stack[--sp];
 		r->order[k++] = (uint32_t)i - 1;
 		i = t.right[i - 1];
 	}
