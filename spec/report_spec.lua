@@ -320,6 +320,34 @@ describe("luaperf report", function()
     end
   end)
 
+  it("filters as perf's --comms, --pid, --tid, --dsos and --symbols: rows by the sample that made them", function()
+    -- a shell that forks and execs: threads renamed after samples under
+    -- the shell's name, so a row's first sample decides
+    local sh = dir .. "/forks.data"
+    local out, ok = util.perf("record -q -e cpu-clock -F 2999 -g -o " .. sh .. " -- sh -c '" ..
+      "for i in 1 2 3 4 5 6; do ls / >/dev/null; basename /a/b >/dev/null; " .. prog .. " 40; done' 2>&1")
+    assert.is_true(ok, out)
+    local tasks = util.perf("script -i " .. sh .. " --show-task-events 2>/dev/null")
+    local pid = tasks:match("PERF_RECORD_FORK%((%d+):%d+%)")
+    assert.truthy(pid, tasks)
+    local function tables(text)
+      return ((text:match("\n(# Samples:.*)$") or text):gsub("\n\n#\n# %(Tip[^\n]*\n#\n$", "\n"))
+    end
+    for _, args in ipairs({ "--comms sh", "--comms sh,ls --no-children", "--comms sh --no-children --sort pid",
+                            "--pid " .. pid, "--tid " .. pid .. " --no-children",
+                            "--dsos libc.so.6 --no-children", "--dsos libc.so.6,shaped",
+                            "--symbols main,_int_malloc", "-S main --no-children -n",
+                            "-c shaped -d shaped --sort comm,dso,sym" }) do
+      local theirs = util.sh("perf report -i " .. sh .. " --stdio -g none " .. args .. " 2>/dev/null")
+      local ours, _, err = util.luaperf_split("report -i " .. sh .. " " .. args)
+      assert.are.equal(tables(theirs), tables(ours), args .. "\n" .. err)
+    end
+    -- one name: its column left out, and said above the table
+    local ours = util.luaperf("report -i " .. sh .. " --comms shaped --dsos shaped")
+    assert.truthy(ours:find("\n# comm: shaped\n# dso: shaped\n#\n", 1, true), ours)
+    assert.falsy(ours:find("Command", 1, true), ours)
+  end)
+
   it("reports each event of a file with several in turn, as perf, or one chosen with -e", function()
     local prog = util.cc(util.read(util.root .. "/spec/progs/shaped.c"), "-O1 -g -fno-omit-frame-pointer", "two")
     local two = dir .. "/two.data"

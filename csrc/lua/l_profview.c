@@ -25,7 +25,8 @@
  *       (comm_frame = false: no command as the root frame)
  *   v:report_text{ report's options, columns = {"children", "self" | "overhead",
  *                  "samples", "period", "comm", "dso", "sym", "pid", "tid", "cpu"},
- *                  percent_limit=, quiet=,
+ *                  percent_limit=, quiet=, comms=, dsos=, syms= {names},
+ *                  pids=, tids= {numbers}, comm_of_rows=,
  *                  n=, comm_cut=, graph=, graph_pct=, out=, head= }
  *       -> perf report's table as text (titles, rule, rows, call graphs), rows, all, total
  *          (out = an open Lua file: the table is written there as it is
@@ -565,12 +566,76 @@ static void push_query_row(lua_State *L, struct profview *pv, const struct pvrep
 	}
 }
 
+/* The strings of list field k of table t (none: NULL, 0), in a userdata
+ * left on the stack (the table keeps the strings). */
+static const char *const *string_list(lua_State *L, int t, const char *k, size_t *n)
+{
+	const char **v;
+	size_t i;
+
+	*n = 0;
+	lua_getfield(L, t, k);
+	if (lua_isnil(L, -1)) {
+		lua_pop(L, 1);
+		lua_pushnil(L);
+		return NULL;
+	}
+	luaL_checktype(L, -1, LUA_TTABLE);
+	*n = lua_rawlen(L, -1);
+	v = lua_newuserdata(L, (*n ? *n : 1) * sizeof *v);
+	for (i = 0; i < *n; i++) {
+		lua_rawgeti(L, -2, (int)i + 1);
+		v[i] = luaL_checkstring(L, -1);
+		lua_pop(L, 1);
+	}
+	lua_remove(L, -2);
+	return v;
+}
+
+/* The integers of list field k of table t, as string_list. */
+static const int32_t *int_list(lua_State *L, int t, const char *k, size_t *n)
+{
+	int32_t *v;
+	size_t i;
+
+	*n = 0;
+	lua_getfield(L, t, k);
+	if (lua_isnil(L, -1)) {
+		lua_pop(L, 1);
+		lua_pushnil(L);
+		return NULL;
+	}
+	luaL_checktype(L, -1, LUA_TTABLE);
+	*n = lua_rawlen(L, -1);
+	v = lua_newuserdata(L, (*n ? *n : 1) * sizeof *v);
+	for (i = 0; i < *n; i++) {
+		lua_rawgeti(L, -2, (int)i + 1);
+		v[i] = (int32_t)luaL_checkinteger(L, -1);
+		lua_pop(L, 1);
+	}
+	lua_remove(L, -2);
+	return v;
+}
+
+/* perf's filters of rows (pvreport_filter) from table t's comms, pids,
+ * tids, dsos and syms; five values left on the stack keep the lists. */
+static void row_filter(lua_State *L, int t, struct pvreport_filter *f)
+{
+	memset(f, 0, sizeof *f);
+	f->comms = string_list(L, t, "comms", &f->ncomms);
+	f->dsos = string_list(L, t, "dsos", &f->ndsos);
+	f->syms = string_list(L, t, "syms", &f->nsyms);
+	f->pids = int_list(L, t, "pids", &f->npids);
+	f->tids = int_list(L, t, "tids", &f->ntids);
+}
+
 /* v:report{...} */
 static int v_report(lua_State *L)
 {
 	struct profview *pv = check_view(L)->pv;
 	const struct stacktab *st = profview__table(pv);
 	struct pvreport_opts o;
+	struct pvreport_filter filter;
 	struct pvreport *r;
 	uint64_t all, total;
 	double base;
@@ -594,6 +659,7 @@ static int v_report(lua_State *L)
 					  o.keys[i] == PVR_CPU ? "CPU" : "time");
 	check_keys_answerable(L, pv, &o);
 	absolute = !strcmp(lperf_optfield_str(L, 2, "percentage", "relative"), "absolute");
+	row_filter(L, 2, &filter);
 	o.keep = keep_mask(L, pv, 2, 1, o.by_period, &all);
 	rc = pvreport__new(pv, &o, &r);
 	if (rc)
@@ -643,6 +709,8 @@ static int v_report(lua_State *L)
 		else if (split == STACKTAB_SPLIT_TIME)
 			lperf_setint(L, "time", e.tag);
 		set_str(L, pv, "thread_comm", profview__thread_comm(pv, row->stack));
+		if (!pvreport__row_passes(pv, row, &filter))
+			lperf_setbool(L, "shown", 0);
 		lua_rawseti(L, -2, (int)i + 1);
 	}
 	lperf_setu64(L, "total", total);
@@ -703,6 +771,8 @@ static int v_report_text(lua_State *L)
 	t.comm_cut = lua_isnil(L, -1) ? 0 : (size_t)luaL_checkinteger(L, -1);
 	lua_pop(L, 4);
 	t.quiet = lperf_optfield_bool(L, 2, "quiet", 0);
+	t.comm_of_rows = lperf_optfield_bool(L, 2, "comm_of_rows", 0);
+	row_filter(L, 2, &t.filter);                         /* indices 3-7 */
 	lua_getfield(L, 2, "out");
 	if (!lua_isnil(L, -1))
 		t.out = lperf_checkfile(L, -1);
@@ -716,7 +786,7 @@ static int v_report_text(lua_State *L)
 	for (i = 0; i < t.ncols; i++)
 		if (t.cols[i] == PVT_CHILDREN)
 			o.self_only = 0;         /* totals shown */
-	o.keep = keep_mask(L, pv, 2, 1, o.by_period, &all);        /* index 3 */
+	o.keep = keep_mask(L, pv, 2, 1, o.by_period, &all);        /* index 8 */
 	/* a row's graph: the chains of the stacks counted in it; rows
 	 * ordered as perf orders them when it shows graphs */
 	o.entry_rows = t.graph;

@@ -17,7 +17,8 @@
 --                | "absolute" -- of every sample (perf report's default)
 --   })
 --   -> { { key=, self=, total=, self_pct=, total_pct=, sym=, dso=, comm=,
---          pid=, tid=, thread_comm=, cpu=, kind=, samples=, period= }, ...,
+--          pid=, tid=, thread_comm=, cpu=, kind=, samples=, period=,
+--          leaf_dso=, leaf_path=, leaf_sym= (the leaf of the row's first stack) }, ...,
 --        total = weight of all samples that passed the filters,
 --        all = weight of all samples }
 -- comm is the name a stack's samples were taken under; "thread" groups by
@@ -248,6 +249,12 @@ local function aggregate(list, opts)
       r.comm, r.pid, r.tid, r.cpu, r.vmstate = s.comm, s.pid, s.tid, s.cpu, s.vmstate
       r.thread_comm = s.thread_comm
       r.parent = s.parent or "[other]"
+      -- the leaf of the stack that made the row (perf's filters read it)
+      local leaf = s.frames[#s.frames]
+      if leaf then
+        r.leaf_dso, r.leaf_path = dso_name(leaf), leaf.dso
+        r.leaf_sym = leaf.name and sym_name(leaf) or nil
+      end
     end
     return r
   end

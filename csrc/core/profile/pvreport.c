@@ -1114,6 +1114,61 @@ static int sort_rows(struct pvreport *r, struct profview *pv, const struct pvrep
 	return 0;
 }
 
+static int in_list(struct profview *pv, uint32_t id, const char *const *list, size_t n)
+{
+	size_t i, len;
+	const char *s;
+
+	if (id == PV_NONE || id == PV_PENDING)
+		return 0;
+	s = profview__str(pv, id);
+	len = profview__strlen(pv, id);
+	for (i = 0; i < n; i++)
+		if (strlen(list[i]) == len && !memcmp(list[i], s, len))
+			return 1;
+	return 0;
+}
+
+static int in_ints(int32_t v, const int32_t *list, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (list[i] == v)
+			return 1;
+	return 0;
+}
+
+int pvreport__row_passes(struct profview *pv, const struct pvreport_row *r,
+			 const struct pvreport_filter *o)
+{
+	const struct pv_frame *f;
+	const uint32_t *ids;
+	unsigned nf;
+
+	if (!o->ncomms && !o->npids && !o->ntids && !o->ndsos && !o->nsyms)
+		return 1;
+	if (o->ncomms && !in_list(pv, r->comm, o->comms, o->ncomms))
+		return 0;
+	if (o->npids || o->ntids) {
+		struct stacktab_entry e;
+		stacktab__get(profview__table(pv), r->stack, &e);
+		if ((o->npids && !in_ints(e.pid, o->pids, o->npids)) ||
+		    (o->ntids && !in_ints(e.tid, o->tids, o->ntids)))
+			return 0;
+	}
+	if (!o->ndsos && !o->nsyms)
+		return 1;
+	profview__report_stack(pv, r->stack, &ids, &nf);
+	if (nf == 0)
+		return 0;
+	f = profview__frame(pv, ids[nf - 1]);
+	if (o->ndsos && !in_list(pv, f->dsoname, o->dsos, o->ndsos) &&
+	    !in_list(pv, f->dso, o->dsos, o->ndsos))
+		return 0;
+	return !o->nsyms || (f->name != PV_NONE && in_list(pv, f->symname, o->syms, o->nsyms));
+}
+
 /* By parent: the regex compiled, the verdicts' room, "[other]". */
 static int parent_init(struct acc *a, struct profview *pv, const struct pvreport_opts *o)
 {

@@ -87,6 +87,21 @@ struct pvreport_row {
 
 struct pvreport;
 
+/* perf report's --comms, --pid, --tid, --dsos and --symbols.  perf marks an
+ * entry by the sample that creates it, and later samples of any thread
+ * still add to it: a row passes when the sample that made it (its first
+ * stack) had one of these commands, processes, threads, and its leaf one
+ * of these objects (short name or path) and symbols (n = 0: any). */
+struct pvreport_filter {
+	const char *const *comms, *const *dsos, *const *syms;
+	size_t ncomms, ndsos, nsyms;
+	const int32_t *pids, *tids;
+	size_t npids, ntids;
+};
+
+int pvreport__row_passes(struct profview *pv, const struct pvreport_row *r,
+			 const struct pvreport_filter *f);
+
 /* Rows of pv (sorted: by total in children mode, else by self; then
  * self; then key), rows without self left out unless children.  0 or
  * -ENOMEM / -EINVAL (a bad key list or parent regex). */

@@ -401,13 +401,53 @@ static void graph(struct graph_ctx *c, uint32_t root_id)
 	sb_put(c->b, "\n", 1);
 }
 
-int pvreport__text(struct profview *pv, const struct pvreport *r, const struct pvtext_opts *o,
+/* Whether row r passes o's filters. */
+static int row_shown(struct profview *pv, const struct pvreport_row *r, const struct pvtext_opts *o)
+{
+	return pvreport__row_passes(pv, r, &o->filter);
+}
+
+/* perf's Command width over the rows it shows: the longest last name of
+ * a thread that made one (never narrower than the title). */
+static size_t rows_comm_width(struct profview *pv, const struct pvreport *r,
+			      const struct pvtext_opts *o)
+{
+	size_t i, w = 7, n = pvreport__count(r);
+
+	for (i = 0; i < n; i++) {
+		const struct pvreport_row *row = pvreport__row_at(r, i);
+		uint32_t comm;
+		if (!row_shown(pv, row, o))
+			continue;
+		comm = profview__thread_comm(pv, row->stack);
+		if (comm == PV_NONE)
+			comm = row->comm;
+		if (comm != PV_NONE && profview__strlen(pv, comm) > w)
+			w = profview__strlen(pv, comm);
+	}
+	return w;
+}
+
+/* opts with the Command width the rows give, when asked (comm_of_rows). */
+static struct pvtext_opts with_comm_cut(struct profview *pv, const struct pvreport *r,
+					const struct pvtext_opts *opts)
+{
+	struct pvtext_opts o = *opts;
+
+	if (o.comm_of_rows)
+		o.comm_cut = rows_comm_width(pv, r, opts);
+	return o;
+}
+
+int pvreport__text(struct profview *pv, const struct pvreport *r, const struct pvtext_opts *opts,
 		   char **text, size_t *len)
 {
-	size_t width[PVT_MAX_COLS], n = pvreport__count(r), i, nshown = 0;
+	size_t width[PVT_MAX_COLS] = { 0 }, n = pvreport__count(r), i, nshown = 0;
 	struct sbuf b = { 0 }, cb = { 0 };
 	uint32_t *grows = NULL;      /* the shown rows, for their graphs */
 	struct pvgraph *g = NULL;
+	const struct pvtext_opts oc = with_comm_cut(pv, r, opts);
+	const struct pvtext_opts *o = &oc;
 	unsigned c;
 	int rc = 0;
 
@@ -419,6 +459,10 @@ int pvreport__text(struct profview *pv, const struct pvreport *r, const struct p
 	for (c = 0; c < o->ncols; c++) {
 		size_t t = strlen(titles[o->cols[c]]);
 		width[c] = fixed_width(o->cols[c]) ? 12 : right_aligned(o->cols[c]) && t < 8 ? 8 : t;
+		/* perf's Command column is as wide as the longest thread name
+		 * its rows were made by, whatever names the rows print */
+		if (o->cols[c] == PVT_COMM && o->comm_cut > width[c])
+			width[c] = o->comm_cut;
 	}
 	/* as perf: columns sized by every row, shown or not; a percentage
 	 * (never negative) is widest for the heaviest row, made once */
@@ -427,6 +471,8 @@ int pvreport__text(struct profview *pv, const struct pvreport *r, const struct p
 		/* (in the rows' own order: the sorted one is random in memory) */
 		for (i = 0; i < n; i++) {
 			const struct pvreport_row *row = pvreport__row_at(r, i);
+			if (!row_shown(pv, row, o))
+				continue;   /* (perf sizes columns by entries shown) */
 			if (row->total > pvreport__row_at(r, most_total)->total)
 				most_total = i;
 			if (row->self > pvreport__row_at(r, most_self)->self)
@@ -436,6 +482,16 @@ int pvreport__text(struct profview *pv, const struct pvreport *r, const struct p
 				if (right_aligned(o->cols[c]))
 					continue;
 				w = cell_len(pv, row, o, o->cols[c], &cb);
+				/* perf widens the object column to an address's 16
+				 * digits for an entry with no map (not under --dsos) */
+				if (o->cols[c] == PVT_DSO && w < 16 && !o->filter.ndsos &&
+				    (row->frame == PV_NONE || !profview__frame(pv, row->frame)->has_dso))
+					w = 16;
+				/* and the symbol's to "[.] 0x" and 16 digits for one
+				 * with no symbol */
+				if (o->cols[c] == PVT_SYM && w < 22 &&
+				    (row->frame == PV_NONE || profview__frame(pv, row->frame)->name == PV_NONE))
+					w = 22;
 				if (w > width[c])
 					width[c] = w;
 			}
@@ -452,7 +508,8 @@ int pvreport__text(struct profview *pv, const struct pvreport *r, const struct p
 	for (i = 0; i < n; i++) {
 		const struct pvreport_row *row = pvreport__row(r, i);
 		double p = o->base > 0 ? 100.0 * (double)(o->children ? row->total : row->self) / o->base : 0;
-		if (p < o->percent_limit || (o->max_rows && nshown >= o->max_rows))
+		if (p < o->percent_limit || (o->max_rows && nshown >= o->max_rows) ||
+		    !row_shown(pv, row, o))
 			continue;
 		nshown++;
 	}
@@ -478,12 +535,12 @@ int pvreport__text(struct profview *pv, const struct pvreport *r, const struct p
 		}
 		sb_str(&b, "\n#\n");
 	}
-	if (o->graph) {
+	if (grows) {     /* (o->graph) */
 		size_t k = 0, ng = 0;
 		for (i = 0; i < n && k < nshown; i++) {
 			const struct pvreport_row *row = pvreport__row(r, i);
 			double p = o->base > 0 ? 100.0 * (double)(o->children ? row->total : row->self) / o->base : 0;
-			if (p < o->percent_limit)
+			if (p < o->percent_limit || !row_shown(pv, row, o))
 				continue;
 			k++;
 			grows[ng++] = (uint32_t)(row - pvreport__row_at(r, 0));
@@ -504,7 +561,7 @@ int pvreport__text(struct profview *pv, const struct pvreport *r, const struct p
 		for (i = 0; i < n && k < nshown && !b.err; i++) {
 			const struct pvreport_row *row = pvreport__row(r, i);
 			double p = o->base > 0 ? 100.0 * (double)(o->children ? row->total : row->self) / o->base : 0;
-			if (p < o->percent_limit)
+			if (p < o->percent_limit || !row_shown(pv, row, o))
 				continue;
 			k++;
 			sb_str(&b, "  ");

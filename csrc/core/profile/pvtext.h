@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include "profile/pvreport.h"
 
 struct profview;
 struct pvreport;
@@ -45,6 +46,10 @@ struct pvtext_opts {
 	int children;
 	size_t max_rows;             /* 0: all */
 	int quiet;                   /* no titles and rule (perf report -q) */
+	struct pvreport_filter filter;   /* rows shown (pvreport.h) */
+	/* comm_cut from the rows shown (perf sizes columns by the entries it
+	 * does not filter): filtered reports (threads kept apart) */
+	int comm_of_rows;
 	/* Call graphs under the rows (graph != 0): of the stacks counted in
 	 * each (the report made with graph_opts->entry_rows; graph_opts its
 	 * options), percentages of graph_total, branches under graph_pct left

@@ -30,9 +30,17 @@ usage: luaperf report [-i perf.data|file.folded] [options]
   -q, --quiet            the rows alone: no header, no column titles
   --rows N               at most N rows
   --weight W             samples or period (default period, as perf)
-  --comm NAME, --pid N, --tid N, --dso PATTERN, --symbol PATTERN
-                         only samples of that command, process, thread,
-                         object or leaf symbol (Lua patterns)
+  --comm NAME, --dso PATTERN, --symbol PATTERN
+                         only samples of that command, or whose leaf's
+                         object or symbol matches (Lua patterns)
+  -c, --comms LIST, --pid LIST, --tid LIST, -d, --dsos LIST, -S, --symbols LIST
+                         perf's filters (comma-separated): only the rows
+                         made by a sample of one of those commands,
+                         processes or threads, whose leaf is in one of
+                         those objects and symbols (perf marks a row by the
+                         sample that makes it; later samples of any thread
+                         still add to it). One name: its column left out,
+                         "# comm: NAME" above, as perf's
   --percentage absolute|relative
                          percentages of every sample (default, as perf) or
                          of the samples the filters keep
@@ -94,7 +102,9 @@ local function parse(args)
       o.percent_limit, o.graph_pct = v, tonumber(v)
     end,
     ["--call-graph"] = call_graph, ["--rows"] = "n", ["--comm"] = "comm",
-    ["--pid"] = "pid", ["--tid"] = "tid", ["--dso"] = "dso", ["--symbol"] = "symbol",
+    ["-c"] = "comms", ["--comms"] = "comms", ["-d"] = "dsos", ["--dsos"] = "dsos",
+    ["-S"] = "symbols", ["--symbols"] = "symbols",
+    ["--pid"] = "pids", ["--tid"] = "tids", ["--dso"] = "dso", ["--symbol"] = "symbol",
     ["--weight"] = "weight", ["-e"] = "event", ["--event"] = "event",
     ["--kallsyms"] = "kallsyms", ["--vmlinux"] = "vmlinux", ["--symfs"] = "symfs",
     ["--percentage"] = "percentage", ["-p"] = "parent", ["--parent"] = "parent" }
@@ -108,8 +118,27 @@ local function parse(args)
     ["-h"] = { "help", true }, ["--help"] = { "help", true } }
   local ok, err = options.parse(args, o, takes, flags)
   if not ok then return nil, err end
-  for _, k in ipairs({ "percent_limit", "n", "pid", "tid" }) do
+  for _, k in ipairs({ "comms", "dsos", "symbols" }) do
     if o[k] then
+      local list = {}
+      for name in o[k]:gmatch("[^,]+") do list[#list + 1] = name end
+      o[k] = list
+    end
+  end
+  for _, k in ipairs({ "pids", "tids" }) do
+    if o[k] then
+      local list = {}
+      for v in o[k]:gmatch("[^,]+") do
+        list[#list + 1] = math.tointeger and math.tointeger(tonumber(v)) or tonumber(v)
+        if not list[#list] then
+          return nil, "--" .. k:sub(1, 3) .. " expects numbers, got '" .. o[k] .. "'"
+        end
+      end
+      o[k] = list
+    end
+  end
+  for _, k in ipairs({ "percent_limit", "n" }) do
+    if type(o[k]) == "string" then
       local n = tonumber(o[k])
       if not n then
         return nil, (k == "n" and "rows" or k:gsub("_", "-")) .. " expects a number, got '" .. o[k] .. "'"
@@ -290,7 +319,8 @@ local function print_table(o, src, list, meta, head, children, keys, by, report,
     graph_ties = o.graph or nil,
     weight = o.weight,
     event = meta.view_event,
-    comm = o.comm, pid = o.pid, tid = o.tid, dso = o.dso, sym = o.symbol,
+    comm = o.comm, dso = o.dso, sym = o.symbol,
+    comms = o.comms, pids = o.pids, tids = o.tids, dsos = o.dsos, syms = o.symbols,
     percentage = o.percentage, parent = o.parent }
   local ok, rows
   if group then
@@ -318,7 +348,7 @@ local function print_table(o, src, list, meta, head, children, keys, by, report,
     if o.show_period then cols[#cols + 1] = "period" end
     for _, k in ipairs(keys) do cols[#cols + 1] = k end
     ropts.columns, ropts.percent_limit, ropts.n = cols, o.percent_limit, o.n
-    ropts.quiet = o.quiet
+    ropts.quiet, ropts.comm_of_rows = o.quiet, o.perf_filters
     ropts.comm_cut, ropts.graph, ropts.graph_pct = comm_cut, o.graph, o.graph_pct or 0.5
     -- the table goes to stdout as it is made, after the header; a bad
     -- option fails before either is written
@@ -401,25 +431,51 @@ local function print_table(o, src, list, meta, head, children, keys, by, report,
     cpu = function(r) return string.format("%3.3d", r.cpu or -1) end,
   }
   for _, k in ipairs(keys) do
-    local c = { title = titles[k], get = getters[k], pad = pads_last[k] }
+    local c = { title = titles[k], get = getters[k], pad = pads_last[k], key = k }
     if k == "comm" and comm_cut > 0 then
       c.get = function(r) return getters.comm(r):sub(1, comm_cut) end
     end
     cols[#cols + 1] = c
   end
   local limit = o.percent_limit or 0
-  local shown = {}
-  for _, r in ipairs(rows) do
-    local p = children and r.total_pct or r.self_pct
-    if p >= limit and (not o.n or #shown < o.n) then shown[#shown + 1] = r end
+  -- perf's filters, by the sample that made the row (its first stack):
+  -- the core marks a row of a perf.data file that fails them (shown =
+  -- false); a stack list's row carries that stack's leaf
+  local function listed(list, ...)
+    if not list then return true end
+    for _, name in ipairs(list) do
+      for i = 1, select("#", ...) do if select(i, ...) == name then return true end end
+    end
+    return false
   end
+  local function passes(r)
+    if src then return r.shown ~= false end
+    return listed(o.comms, r.comm) and listed(o.pids, r.pid) and listed(o.tids, r.tid) and
+      listed(o.dsos, r.leaf_dso, r.leaf_path) and listed(o.symbols, r.leaf_sym)
+  end
+  local shown, kept = {}, {}
+  for _, r in ipairs(rows) do
+    if passes(r) then
+      kept[#kept + 1] = r
+      local p = children and r.total_pct or r.self_pct
+      if p >= limit and (not o.n or #shown < o.n) then shown[#shown + 1] = r end
+    end
+  end
+  rows = kept
   for _, c in ipairs(cols) do
-    -- perf's overhead columns are at least 8 wide
-    c.width = c.fixed or c.right and math.max(8, #c.title) or #c.title
+    -- perf's overhead columns are at least 8 wide (a group's, 8 a member)
+    c.width = c.fixed or c.right and math.max(8 * (group and #group or 1), #c.title) or #c.title
     -- as perf: sized by every row, shown or not
     for _, r in ipairs(c.fixed and {} or rows) do
       local v = c.get(r)
       if #v > c.width then c.width = #v end
+      -- an entry with no map or symbol: room for an address's 16 digits
+      -- (the object's, unless --dsos names them)
+      if c.key == "dso" and not o.dsos and not (r.frame and r.dso and r.dso ~= "[unknown]") and c.width < 16 then
+        c.width = 16
+      elseif c.key == "sym" and not (r.frame and r.frame.name) and c.width < 22 then
+        c.width = 22
+      end
     end
   end
   local function fmt_row(vals, title)
@@ -476,7 +532,8 @@ return function(args)
   end
   -- rows keyed by comm, pid or tid alone need no frames (perf too resolves
   -- only what its sort keys show)
-  local frames = o.graph or o.dso or o.symbol or false
+  local frames = o.graph or o.dso or o.symbol or o.dsos or o.symbols or false
+  o.perf_filters = (o.comms or o.pids or o.tids or o.dsos or o.symbols) and true or nil
   local lines, parent = false, false
   local cpu = false
   for k in o.sort:gmatch("[^,%s]+") do
@@ -503,7 +560,9 @@ return function(args)
     -- per symbol, not per address of each thread
     if not lines then
       lopts.leaf_symbols = true
-      local threads = o.pid or o.tid
+      -- (perf's filters read the thread of the sample that made a row,
+      -- and size the Command column by the rows they keep)
+      local threads = o.perf_filters
       for k in o.sort:gmatch("[^,%s]+") do
         if k == "pid" or k == "tid" then threads = true end
       end
@@ -587,6 +646,20 @@ return function(args)
     -- perf's "pid" is the thread: one row per tid
     by[#by + 1] = (k == "pid" or k == "tid") and "thread" or k
   end
+  -- as perf: a filter of one name leaves its column out (unless it would
+  -- leave none) and says so above the table
+  local elided, shown_keys, elide_lines = {}, {}, {}
+  local lists = { comm = { o.comms, "comm" }, dso = { o.dsos, "dso" }, sym = { o.symbols, "symbol" } }
+  for _, k in ipairs(keys) do
+    local l = lists[k]
+    if l and l[1] and #l[1] == 1 then
+      elided[k] = true
+      elide_lines[#elide_lines + 1] = "# " .. l[2] .. ": " .. l[1][1]
+    else
+      shown_keys[#shown_keys + 1] = k
+    end
+  end
+  if #shown_keys > 0 then keys = shown_keys end
   -- an event's counts and command width
   local function counts(ev)
     if not sampled[ev] then return { samples = 0, period = 0, comm_width = 0 } end
@@ -616,6 +689,9 @@ return function(args)
       if c.list then evlist = c.list end
     end
     local head = header(m)
+    if #elide_lines > 0 then
+      head = head:gsub("^(# luaperf report\n#\n)", "%1" .. table.concat(elide_lines, "\n") .. "\n#\n")
+    end
     if o.quiet then head = ""
     elseif i > 1 then head = "\n" .. head:match("\n(# Samples:.*)$") end
     local rc = print_table(o, src, evlist, m, head, children, keys, by, report,
