@@ -711,6 +711,11 @@ static int v_report(lua_State *L)
 		set_str(L, pv, "thread_comm", profview__thread_comm(pv, row->stack));
 		if (!pvreport__row_passes(pv, row, &filter))
 			lperf_setbool(L, "shown", 0);
+		/* what perf sizes its object and symbol columns by */
+		if (row->frame == PV_NONE || !profview__frame(pv, row->frame)->has_dso)
+			lperf_setbool(L, "unmapped", 1);
+		if (row->frame == PV_NONE || profview__frame(pv, row->frame)->name == PV_NONE)
+			lperf_setbool(L, "unnamed", 1);
 		lua_rawseti(L, -2, (int)i + 1);
 	}
 	lperf_setu64(L, "total", total);

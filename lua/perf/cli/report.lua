@@ -461,6 +461,7 @@ local function print_table(o, src, list, meta, head, children, keys, by, report,
       if p >= limit and (not o.n or #shown < o.n) then shown[#shown + 1] = r end
     end
   end
+  kept.total, kept.all = rows.total, rows.all
   rows = kept
   for _, c in ipairs(cols) do
     -- perf's overhead columns are at least 8 wide (a group's, 8 a member)
@@ -471,9 +472,13 @@ local function print_table(o, src, list, meta, head, children, keys, by, report,
       if #v > c.width then c.width = #v end
       -- an entry with no map or symbol: room for an address's 16 digits
       -- (the object's, unless --dsos names them)
-      if c.key == "dso" and not o.dsos and not (r.frame and r.dso and r.dso ~= "[unknown]") and c.width < 16 then
+      -- (a stack list's row has its frame; the core's says unmapped,
+      -- unnamed)
+      local unmapped, unnamed = r.unmapped, r.unnamed
+      if r.frame then unmapped, unnamed = not (r.dso and r.dso ~= "[unknown]"), not r.frame.name end
+      if c.key == "dso" and not o.dsos and unmapped and c.width < 16 then
         c.width = 16
-      elseif c.key == "sym" and not (r.frame and r.frame.name) and c.width < 22 then
+      elseif c.key == "sym" and unnamed and c.width < 22 then
         c.width = 22
       end
     end
