@@ -466,6 +466,9 @@ local function print_table(o, src, list, meta, head, children, keys, by, report,
   for _, c in ipairs(cols) do
     -- perf's overhead columns are at least 8 wide (a group's, 8 a member)
     c.width = c.fixed or c.right and math.max(8 * (group and #group or 1), #c.title) or #c.title
+    -- perf's Command column: as wide as the longest thread name its rows
+    -- were made by, whatever names the rows print (as pvtext.c)
+    if c.key == "comm" and comm_cut > c.width then c.width = comm_cut end
     -- as perf: sized by every row, shown or not
     for _, r in ipairs(c.fixed and {} or rows) do
       local v = c.get(r)
