@@ -566,6 +566,19 @@ static void push_query_row(lua_State *L, struct profview *pv, const struct pvrep
 	}
 }
 
+/* List field k of table t on the stack and its length in *n: 1; 0 (nil
+ * pushed, *n = 0) when there is none. */
+static int list_field(lua_State *L, int t, const char *k, size_t *n)
+{
+	*n = 0;
+	lua_getfield(L, t, k);
+	if (lua_isnil(L, -1))
+		return 0;
+	luaL_checktype(L, -1, LUA_TTABLE);
+	*n = lua_rawlen(L, -1);
+	return 1;
+}
+
 /* The strings of list field k of table t (none: NULL, 0), in a userdata
  * left on the stack (the table keeps the strings). */
 static const char *const *string_list(lua_State *L, int t, const char *k, size_t *n)
@@ -573,15 +586,8 @@ static const char *const *string_list(lua_State *L, int t, const char *k, size_t
 	const char **v;
 	size_t i;
 
-	*n = 0;
-	lua_getfield(L, t, k);
-	if (lua_isnil(L, -1)) {
-		lua_pop(L, 1);
-		lua_pushnil(L);
+	if (!list_field(L, t, k, n))
 		return NULL;
-	}
-	luaL_checktype(L, -1, LUA_TTABLE);
-	*n = lua_rawlen(L, -1);
 	v = lua_newuserdata(L, (*n ? *n : 1) * sizeof *v);
 	for (i = 0; i < *n; i++) {
 		lua_rawgeti(L, -2, (int)i + 1);
@@ -598,15 +604,8 @@ static const int32_t *int_list(lua_State *L, int t, const char *k, size_t *n)
 	int32_t *v;
 	size_t i;
 
-	*n = 0;
-	lua_getfield(L, t, k);
-	if (lua_isnil(L, -1)) {
-		lua_pop(L, 1);
-		lua_pushnil(L);
+	if (!list_field(L, t, k, n))
 		return NULL;
-	}
-	luaL_checktype(L, -1, LUA_TTABLE);
-	*n = lua_rawlen(L, -1);
 	v = lua_newuserdata(L, (*n ? *n : 1) * sizeof *v);
 	for (i = 0; i < *n; i++) {
 		lua_rawgeti(L, -2, (int)i + 1);
