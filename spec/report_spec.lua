@@ -351,6 +351,52 @@ describe("luaperf report", function()
     assert.falsy(ours:find("Command", 1, true), ours)
   end)
 
+  it("keeps the samples of some CPUs or of a time span as perf's -C and --time, both engines", function()
+    -- two copies of the program at once: samples on both CPUs (the VM has
+    -- two), each with its CPU and time
+    local cp = dir .. "/cpus.data"
+    local out, ok = util.perf("record -q -e cpu-clock -F 1999 -g --sample-cpu -o " .. cp ..
+      " -- sh -c '" .. prog .. " 300 & " .. prog .. " 300; wait' 2>&1")
+    assert.is_true(ok, out)
+    local times = util.perf("script -i " .. cp .. " -F cpu,time 2>/dev/null")
+    local cpu, first = times:match("%[(%d+)%]%s+([%d%.]+):")
+    local last = times:match("([%d%.]+):%s*\n?$")
+    assert.truthy(cpu and first and last, times:sub(1, 400))
+    cpu, first, last = tonumber(cpu), tonumber(first), tonumber(last)
+    local a = string.format("%.6f", first + (last - first) / 3)
+    local b = string.format("%.6f", first + 2 * (last - first) / 3)
+    local function tables(text)
+      return ((text:match("\n(# Samples:.*)$") or text):gsub("\n\n#\n# %(Tip[^\n]*\n#\n$", "\n"))
+    end
+    local sets = { "--cpu " .. cpu .. " --no-children", "-C " .. cpu .. " --sort comm,dso",
+      "--time " .. a .. "," .. b .. " --no-children", "--time " .. a .. ", --sort sym",
+      "--time ," .. b .. " -C " .. cpu .. " --children", "--time " .. a .. "," .. b .. " -n --no-children" }
+    for _, engine in ipairs({ "", "LUAPERF_ENGINE=lua " }) do
+      for _, args in ipairs(sets) do
+        local theirs = util.sh("perf report -i " .. cp .. " --stdio -g none " .. args .. " 2>/dev/null")
+        local ours, _, err = util.luaperf_split("report -i " .. cp .. " " .. args, engine)
+        -- (a span keeps part of the samples: perf's count line says so)
+        assert.truthy(theirs:find("# Samples:", 1, true), theirs)
+        assert.are.equal(tables(theirs), tables(ours), engine .. args .. "\n" .. err)
+      end
+    end
+    -- the flame graph's samples are perf script's with the same filters
+    local kept = select(2, util.perf("script -i " .. cp .. " -C " .. cpu .. " --time " .. a .. "," .. b ..
+      " -F time 2>/dev/null"):gsub("\n", ""))
+    assert.is_true(kept > 10, kept)
+    local folded = util.luaperf("flame -i " .. cp .. " --format folded -C " .. cpu .. " --time " .. a .. "," .. b)
+    local n = 0
+    for w in folded:gmatch(" (%d+)\n") do n = n + tonumber(w) end
+    assert.equal(kept, n)
+    -- a file whose samples have no CPU: refused, as perf refuses it
+    local bad, bok = util.luaperf("report -i " .. data .. " -C 0")
+    assert.is_false(bok)
+    assert.truthy(bad:find("no CPU in its samples", 1, true), bad)
+    bad, bok = util.luaperf("report -i " .. cp .. " --time 5,4")
+    assert.is_false(bok)
+    assert.truthy(bad:find("the start is after the stop", 1, true), bad)
+  end)
+
   it("reports each event of a file with several in turn, as perf, or one chosen with -e", function()
     local prog = util.cc(util.read(util.root .. "/spec/progs/shaped.c"), "-O1 -g -fno-omit-frame-pointer", "two")
     local two = dir .. "/two.data"

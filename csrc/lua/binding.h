@@ -77,6 +77,11 @@ struct perfdata *lperf_file_pass(lua_State *L, int idx);
 struct tracefmt;
 struct tracefmt *lperf_file_tracefmt(lua_State *L, int idx);
 int lperf_file_script_text(lua_State *L);  /* f:script_text (l_script.c) */
+/* perf's --time and -C of an options table (time = { start=, stop= } in ns,
+ * cpus = { [c] = true }) into w; the CPUs' array lives in a userdata left
+ * on the stack (l_script.c). */
+struct record_window;
+void lperf_window(lua_State *L, int t, struct record_window *w);
 void lperf_open_unwind(lua_State *L);     /* perf.unwinder, perf.unwind_* (l_unwind.c) */
 void lperf_open_tty(lua_State *L);        /* perf.core.terminal, isatty (l_tty.c) */
 

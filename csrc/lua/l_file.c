@@ -874,7 +874,8 @@ static int comm_to_table(void *arg, uint32_t pid, uint32_t tid, const char *comm
  * max_stack = 1: each leaf is the symbol it was in, one place of it;
  * threads = false with either: such stacks keyed by command name, not by
  * thread: pid and tid -1; keep_comms = { names }: a hint for a report
- * filtered by those command names, threads__keep)
+ * filtered by those command names, threads__keep; time = { start=, stop= }
+ * and cpus = { [c] = true }: perf's --time and -C, lperf_window)
  * (perfdata__profile: the core builds it).  Without a symbolizer, one made
  * here serves the file (p:symbolizer()); symbolizer = false: none. */
 static int file_profile(lua_State *L)
@@ -884,6 +885,7 @@ static int file_profile(lua_State *L)
 	struct perfdata_profile_stats stats;
 	struct comm_sink sink;
 	struct progress_sink prog;
+	struct record_window window;
 	struct stacktab *st;
 	char err[512];
 	int e;
@@ -940,6 +942,9 @@ static int file_profile(lua_State *L)
 			o.keep_comms = names;
 			o.nkeep_comms = n;
 		}
+		lperf_window(L, 2, &window);
+		if (window.has_start || window.has_stop || window.cpus)
+			o.window = &window;
 		lua_getfield(L, 2, "progress");
 		if (!lua_isnil(L, -1)) {
 			luaL_checktype(L, -1, LUA_TFUNCTION);

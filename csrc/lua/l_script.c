@@ -154,7 +154,7 @@ static int32_t *int_set(lua_State *L, int t, const char *k, size_t *n)
 	return v;
 }
 
-static uint8_t *cpu_set(lua_State *L, int t, size_t *n)
+static const uint8_t *cpu_set(lua_State *L, int t, size_t *n)
 {
 	uint8_t *v;
 	lua_Integer max = -1;
@@ -186,6 +186,26 @@ static uint8_t *cpu_set(lua_State *L, int t, size_t *n)
 	}
 	lua_pop(L, 1);
 	return v;
+}
+
+/* opts.time = { start=, stop= } (ns) and opts.cpus = { [c] = true } of the
+ * table at t into w (the CPU array owned by a userdata left on the stack). */
+void lperf_window(lua_State *L, int t, struct record_window *w)
+{
+	memset(w, 0, sizeof *w);
+	lua_getfield(L, t, "time");
+	if (!lua_isnil(L, -1)) {
+		luaL_checktype(L, -1, LUA_TTABLE);
+		lua_getfield(L, -1, "start");
+		if ((w->has_start = !lua_isnil(L, -1)))
+			w->start = lperf_checku64(L, lua_gettop(L));
+		lua_getfield(L, -2, "stop");
+		if ((w->has_stop = !lua_isnil(L, -1)))
+			w->stop = lperf_checku64(L, lua_gettop(L));
+		lua_pop(L, 2);
+	}
+	lua_pop(L, 1);
+	w->cpus = cpu_set(L, t, &w->nr_cpus);
 }
 
 static const char **comm_set(lua_State *L, int t, size_t *n)
@@ -244,19 +264,7 @@ int lperf_file_script_text(lua_State *L)
 		return luaL_error(L, "f:script_text{unwind = true}: the file was opened unordered; "
 				  "unwinding needs the maps before the samples (open it ordered)");
 	o.max_stack = (unsigned)lperf_optfield_int(L, 2, "max_stack", 0);
-	lua_getfield(L, 2, "time");
-	if (!lua_isnil(L, -1)) {
-		luaL_checktype(L, -1, LUA_TTABLE);
-		lua_getfield(L, -1, "start");
-		if ((o.has_start = !lua_isnil(L, -1)))
-			o.start = lperf_checku64(L, lua_gettop(L));
-		lua_getfield(L, -2, "stop");
-		if ((o.has_stop = !lua_isnil(L, -1)))
-			o.stop = lperf_checku64(L, lua_gettop(L));
-		lua_pop(L, 2);
-	}
-	lua_pop(L, 1);
-	o.cpus = cpu_set(L, 2, &o.nr_cpus);
+	lperf_window(L, 2, &o.window);
 	o.pids = int_set(L, 2, "pids", &o.nr_pids);
 	o.tids = int_set(L, 2, "tids", &o.nr_tids);
 	o.comms = comm_set(L, 2, &o.nr_comms);

@@ -491,6 +491,21 @@ function M.threads()
   return T
 end
 
+-- perf's --time and -C as a predicate over sample records (opts.time =
+-- { start=, stop= } in ns, inclusive; opts.cpus = { [cpu] = true }), what
+-- f:profile's time and cpus keep; nil when neither is set.
+function M.window(opts)
+  local span, cpus = opts.time, opts.cpus
+  if not span and not cpus then return nil end
+  return function(rec)
+    local t = rec.time
+    if span and t and t ~= 0 and ((span.start and t < span.start) or (span.stop and t > span.stop)) then
+      return false
+    end
+    return not (cpus and rec.cpu and not cpus[rec.cpu])
+  end
+end
+
 -- Entries (for M.build) from a source of records (a perf.data file or a
 -- session: anything with :records()).  Feeds the symbolizer with the
 -- mapping records on the way.  per_sample: one entry per sample, in time
@@ -523,8 +538,13 @@ function M.from_records(src, sym, opts)
     it = src:records()
   end
   local space_gen = sym ~= nil and sym.space_gen ~= nil
+  local keep = M.window(opts)
   for rec in it do
     local t = rec.type
+    if t == "SAMPLE" and keep and not keep(rec) then
+      -- outside perf's --time or -C: left out, as f:profile leaves it
+      t = nil
+    end
     if t == "SAMPLE" then
       local addrs = rec.callchain
       local nk = rec.callchain_kernel
@@ -685,6 +705,17 @@ local function take_warnings(sym, list)
   end
 end
 
+-- -C on a file whose samples carry no CPU: refused, as perf refuses it.
+local function check_cpus(f, opts)
+  if not opts.cpus then return true end
+  for _, ev in ipairs(f:header().events) do
+    if ev.sample_type and math.floor(ev.sample_type / 128) % 2 == 0 then
+      return nil, "the file has no CPU in its samples (record with -a or -C); remove -C"
+    end
+  end
+  return true
+end
+
 -- A stack list from a perf.data file, through perf.open (the C reader):
 -- its profile (aggregated in C) and a symbolizer fed from its records
 -- (none with opts.symbols = false).
@@ -697,6 +728,8 @@ function M.from_perf_data(path, opts)
   -- need the maps before them).
   local f, err = perf.open(path, { unordered = not opts.per_sample })
   if not f then return nil, err end
+  local cpus_ok, cerr = check_cpus(f, opts)
+  if not cpus_ok then f:close(); return nil, cerr end
   local dwarf = M.is_dwarf(f)
   local sym
   -- symbols = false: frames stay addresses; frames = false: none (reports
@@ -712,7 +745,8 @@ function M.from_perf_data(path, opts)
   elseif dwarf and sym then
     -- one pass in C: unwinds, counts each sample under its thread's name
     -- at the time, feeds sym the maps
-    local p, info = f:profile{ symbolizer = sym, mark_truncated = true, progress = opts.progress }
+    local p, info = f:profile{ symbolizer = sym, mark_truncated = true, progress = opts.progress,
+      time = opts.time, cpus = opts.cpus }
     if not p then f:close(); return nil, info end
     list = M.from_profile(p, sym, setmetatable({ truncated_marks = true }, { __index = opts }))
     if type(info) == "table" and (tonumber(info.truncated) or 0) > 0 then
@@ -728,7 +762,8 @@ function M.from_perf_data(path, opts)
     -- thread had then (perf's rules), the records that shape address
     -- spaces fed to sym as they come (an exec drops the maps before the new
     -- image's come), before any address is resolved.
-    local p, perr = f:profile{ symbolizer = sym, progress = opts.progress }
+    local p, perr = f:profile{ symbolizer = sym, progress = opts.progress,
+      time = opts.time, cpus = opts.cpus }
     if not p then f:close(); return nil, perr end
     list = M.from_profile(p, sym, opts)
     if p.close then p:close() end
@@ -760,7 +795,8 @@ end
 -- without call graphs or lines), all_events (a report of each event in
 -- turn: no warning that the first alone is shown; M.load keeps every
 -- event's stacks then), force_group (meta.groups: a file's events in one
--- group when it has several and none, as perf report --group makes one).
+-- group when it has several and none, as perf report --group makes one),
+-- time and cpus (perf's --time and -C: the samples M.window keeps).
 function M.open_view(path, opts)
   opts = opts or {}
   -- LUAPERF_ENGINE=lua: every report built in Lua from a stack list (the
@@ -775,6 +811,8 @@ function M.open_view(path, opts)
   if not (perf.open and perf.core.Profile and perf.core.Profile.view) then return nil, nil end
   local f, ferr = perf.open(path, { unordered = true })
   if not f then return nil, ferr end
+  local cpus_ok, cerr = check_cpus(f, opts)
+  if not cpus_ok then f:close(); return nil, cerr end
   local dwarf = M.is_dwarf(f)
   local sym
   if perf.symbolizer and opts.frames ~= false then
@@ -784,7 +822,7 @@ function M.open_view(path, opts)
   end
   local p, info = f:profile{ symbolizer = sym, mark_truncated = dwarf or nil, progress = opts.progress,
     max_stack = opts.max_stack, frames = opts.frames ~= false, symbols = opts.leaf_symbols,
-    threads = opts.threads, split = opts.split }
+    threads = opts.threads, split = opts.split, time = opts.time, cpus = opts.cpus }
   -- a profile without frames keeps no chains to see: the file's events
   -- say whether samples had them, as perf decides its children default
   local file_chains = has_callchains(f)

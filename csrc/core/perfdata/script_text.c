@@ -533,10 +533,7 @@ static int shown(const struct script_text_opts *o, const struct record_sample *s
 	uint64_t st = s->type;
 	size_t i;
 
-	if ((st & PERF_SAMPLE_TIME) && s->time != 0 &&
-	    ((o->has_start && s->time < o->start) || (o->has_stop && s->time > o->stop)))
-		return 0;
-	if (o->cpus && (st & PERF_SAMPLE_CPU) && (s->cpu >= o->nr_cpus || !o->cpus[s->cpu]))
+	if (!record_window__keeps(&o->window, st, s->time, s->cpu))
 		return 0;
 	if (o->comms) {
 		for (i = 0; i < o->nr_comms; i++)

@@ -27,6 +27,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "record/record.h"
 
 struct perfdata;
 struct symbolizer;
@@ -68,10 +69,7 @@ struct script_text_opts {
 	unsigned max_stack;              /* frames printed per chain (0: perf's 127) */
 	/* The samples shown (perf script's filters); the others are still
 	 * read (their threads and maps count). */
-	int has_start, has_stop;         /* --time START,STOP in ns, inclusive */
-	uint64_t start, stop;
-	const uint8_t *cpus;             /* -C: cpus[c] != 0 shown (c < nr_cpus); NULL: all */
-	size_t nr_cpus;
+	struct record_window window;     /* --time, -C */
 	const int32_t *pids, *tids;      /* --pid, --tid: NULL for any */
 	size_t nr_pids, nr_tids;
 	const char *const *comms;        /* --comm: NULL for any */

@@ -374,6 +374,9 @@ static int add_one(struct pass *p, const struct perfdata_rec *pr, const struct e
 	char err[256];
 	int e;
 
+	if (p->o->window && pr->hdr->type == PERF_RECORD_SAMPLE &&
+	    !record__window_keeps(p->o->window, t, pr->hdr, pr->hdr->size))
+		return 0;
 	/* most samples need no decoding: their chain goes straight in */
 	if (!p->u && pr->hdr->type == PERF_RECORD_SAMPLE &&
 	    (e = stacktab__add_sample_raw(p->st, t, pr->hdr, pr->hdr->size)) != 0)

@@ -30,6 +30,7 @@
 #include "unwind/unwind.h"
 
 struct perfdata;
+struct record_window;
 struct stacktab;
 struct symbolizer;
 
@@ -88,6 +89,10 @@ struct perfdata_profile_opts {
 	 * none of keep_comms[0..nkeep_comms) are left out.  Borrowed. */
 	const char *const *keep_comms;
 	size_t nkeep_comms;
+	/* Optional: perf's --time and -C; the samples it does not keep are
+	 * left out of the pass, as perf report skips them (their threads and
+	 * maps still count).  Borrowed. */
+	const struct record_window *window;
 };
 
 struct perfdata_profile_stats {

@@ -412,6 +412,33 @@ uint64_t record__time(const struct evtab *t, const void *buf, size_t size)
 	return v;
 }
 
+int record__window_keeps(const struct record_window *w, const struct evtab *t,
+			 const void *buf, size_t size)
+{
+	const uint8_t *p = buf;
+	uint64_t st, time = 0;
+	uint32_t cpu = 0;
+	size_t pos;
+	int idx;
+
+	if (!t || evtab__count(t) == 0 || size < sizeof(struct perf_event_header))
+		return 1;
+	if ((idx = find_event(t, p, size, 1)) < 0)
+		return 1;
+	st = evtab__attr(t, idx)->sample_type;
+	/* the fixed fields in order: identifier, ip, tid, time, addr, id,
+	 * stream id, cpu */
+	pos = 8 + 8 * (size_t)bits_count(st & (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP |
+					       PERF_SAMPLE_TID));
+	if ((st & PERF_SAMPLE_TIME) && pos + 8 <= size)
+		memcpy(&time, p + pos, sizeof time);
+	pos += 8 * (size_t)bits_count(st & (PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR | PERF_SAMPLE_ID |
+					    PERF_SAMPLE_STREAM_ID));
+	if ((st & PERF_SAMPLE_CPU) && pos + 4 <= size)
+		memcpy(&cpu, p + pos, sizeof cpu);
+	return record_window__keeps(w, st, time, cpu);
+}
+
 /* The fixed part of each kernel record type after the header. */
 static int body(struct cur *c, const struct evtab *t, struct record *r)
 {

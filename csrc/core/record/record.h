@@ -152,6 +152,33 @@ int record__sample_event(const struct evtab *t, const void *buf, size_t size);
  * of an unknown id is read with the first event's layout. */
 uint64_t record__time(const struct evtab *t, const void *buf, size_t size);
 
+/*
+ * perf's sample filters by time and CPU (perf script and perf report
+ * --time START,STOP and -C LIST): a sample outside the span (inclusive, in
+ * ns; a sample without a time passes) or taken on none of the CPUs (a
+ * sample without a CPU passes) is left out.
+ */
+struct record_window {
+	int has_start, has_stop;
+	uint64_t start, stop;
+	const uint8_t *cpus;            /* cpus[c] != 0: kept (c < nr_cpus); NULL: all */
+	size_t nr_cpus;
+};
+
+static inline int record_window__keeps(const struct record_window *w, uint64_t stype,
+				       uint64_t time, uint32_t cpu)
+{
+	if ((stype & PERF_SAMPLE_TIME) && time != 0 &&
+	    ((w->has_start && time < w->start) || (w->has_stop && time > w->stop)))
+		return 0;
+	return !w->cpus || !(stype & PERF_SAMPLE_CPU) || (cpu < w->nr_cpus && w->cpus[cpu]);
+}
+
+/* Whether the window keeps a SAMPLE record (buf, size bytes; a record it
+ * cannot place passes, as record__decode would then refuse it). */
+int record__window_keeps(const struct record_window *w, const struct evtab *t,
+			 const void *buf, size_t size);
+
 /* Whether a call chain's context marker puts the addresses after it in the
  * kernel (the host's or a guest's). */
 static inline int record__kernel_context(uint64_t v)

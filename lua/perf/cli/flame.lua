@@ -27,6 +27,9 @@ usage: luaperf flame [-i perf.data|file.folded] [-o out.svg | -o -] [options]
   --minwidth PX       leave out boxes narrower than PX (default 0.1)
   --pid N, --tid N, --comm NAME
                       only the samples of a process, thread or command
+  -C, --cpu LIST      only samples taken on these CPUs (0,2-3)
+  --time START,STOP   only samples in this time span (seconds.fraction,
+                      inclusive; either side may be empty), as perf script's
   -e, --event NAME    the event to show when the file has several (default:
                       the first recorded)
   --kallsyms FILE     kernel symbols from FILE (a saved /proc/kallsyms),
@@ -47,6 +50,7 @@ local function parse(args)
     ["--width"] = "width", ["--pid"] = "pid", ["--tid"] = "tid", ["--comm"] = "comm",
     ["--event"] = "event", ["-e"] = "event", ["--kallsyms"] = "kallsyms",
     ["--vmlinux"] = "vmlinux", ["--symfs"] = "symfs" }
+  options.window(takes)
   local flags = { ["--inverted"] = "inverted", ["--flamechart"] = "flamechart",
     ["--negate"] = "negate", ["--annotate"] = "annotate", ["--inline"] = "inline",
     ["--no-comm"] = "no_comm", ["--wall"] = "wall", ["-h"] = "help", ["--help"] = "help" }
@@ -121,7 +125,7 @@ return function(args)
   local report = require "perf.report"
   local lopts = { inline = o.inline, per_sample = o.flamechart or o.format == "speedscope",
     lines = o.format == "pprof" or o.format == "speedscope", event = o.event,
-    kallsyms = o.kallsyms, vmlinux = o.vmlinux, symfs = o.symfs }
+    kallsyms = o.kallsyms, vmlinux = o.vmlinux, symfs = o.symfs, time = o.time, cpus = o.cpus }
   local done
   lopts.progress, done = options.progress("luaperf flame", o.input)
   -- folded stacks and flame graphs of a perf.data file come from a view:

@@ -67,6 +67,62 @@ function M.events(o, v)
   end
 end
 
+-- perf's -C LIST ("0,2-3") as a set of CPUs, or nil and a message.
+function M.cpu_list(text)
+  local t = {}
+  for w in text:gmatch("[^,]+") do
+    local a, b = w:match("^(%d+)%-(%d+)$")
+    a = tonumber(a or w:match("^(%d+)$"))
+    b = tonumber(b) or a
+    if not a or b < a then return nil, "-C: bad CPU list '" .. text .. "' (like 0,2-3)" end
+    if b - a > 65535 then return nil, "-C: CPU range too large in '" .. text .. "'" end
+    for c = a, b do t[c] = true end
+  end
+  return t
+end
+
+-- seconds[.fraction] as nanoseconds; the fraction has 9 digits at most
+local function parse_ns(s)
+  local sec, frac = s:match("^(%d+)%.(%d*)$")
+  if not sec then sec, frac = s:match("^(%d+)$"), "" end
+  if not sec or #frac > 9 or #sec > 10 then return nil end
+  frac = frac .. string.rep("0", 9 - #frac)
+  return tonumber(sec) * 1000000000 + tonumber(frac)
+end
+
+-- perf's --time START,STOP (seconds, either side may be empty) as
+-- { start=, stop= } in ns, or nil and a message.
+function M.time_span(text)
+  local a, b = text:match("^([^,]*),([^,]*)$")
+  local bad = "--time: '" .. text .. "' is not START,STOP in seconds (like 12.5,13 or ,13.25)"
+  if not a then return nil, bad end
+  local span = {}
+  if a ~= "" then span.start = parse_ns(a); if not span.start then return nil, bad end end
+  if b ~= "" then span.stop = parse_ns(b); if not span.stop then return nil, bad end end
+  if span.start and span.stop and span.start > span.stop then
+    return nil, "--time: the start is after the stop"
+  end
+  return span
+end
+
+-- perf's -C/--cpu LIST and --time START,STOP added to a takes table:
+-- o.cpus (a set), o.time ({ start=, stop= } in ns) and o.time_str (the
+-- text, which perf report's header repeats), what stacks.window keeps.
+function M.window(takes)
+  takes["-C"] = function(o, v)
+    local err
+    o.cpus, err = M.cpu_list(v)
+    return err
+  end
+  takes["--cpu"] = takes["-C"]
+  takes["--time"] = function(o, v)
+    local err
+    o.time_str, o.time, err = v, M.time_span(v)
+    return err
+  end
+  return takes
+end
+
 -- A progress line for a long read ("luaperf report: reading FILE: 45%"),
 -- on stderr when it is a terminal, once the work has run a second, as
 -- perf report shows one: returns opts.progress for stacks.load and the

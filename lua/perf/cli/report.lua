@@ -41,6 +41,10 @@ usage: luaperf report [-i perf.data|file.folded] [options]
                          sample that makes it; later samples of any thread
                          still add to it). One name: its column left out,
                          "# comm: NAME" above, as perf's
+  -C, --cpu LIST         only samples taken on these CPUs (0,2-3), as
+                         perf's: the others are not counted at all
+  --time START,STOP      only samples in this time span (seconds.fraction,
+                         inclusive; either side may be empty), as perf's
   --percentage absolute|relative
                          percentages of every sample (default, as perf) or
                          of the samples the filters keep
@@ -108,6 +112,7 @@ local function parse(args)
     ["--weight"] = "weight", ["-e"] = "event", ["--event"] = "event",
     ["--kallsyms"] = "kallsyms", ["--vmlinux"] = "vmlinux", ["--symfs"] = "symfs",
     ["--percentage"] = "percentage", ["-p"] = "parent", ["--parent"] = "parent" }
+  options.window(takes)
   local flags = { ["--children"] = { "children", true }, ["--no-children"] = { "children", false },
     ["-g"] = { "graph", true }, ["-G"] = { "graph", true }, ["--inverted"] = { "graph", true },
     ["--no-call-graph"] = { "graph", false }, ["--stdio"] = { "stdio", true },
@@ -175,8 +180,10 @@ local function header(meta)
   end
   put("#")
   -- perf's "events" for a group, and for its leader shown alone
-  put(string.format("# Samples: %s of event%s '%s'", short_count(meta.samples or 0),
-    meta.plural and "s" or "", meta.event or "unknown"))
+  -- perf's " (time slices: ARG)" after the event under --time
+  put(string.format("# Samples: %s of event%s '%s'%s", short_count(meta.samples or 0),
+    meta.plural and "s" or "", meta.event or "unknown",
+    meta.time_str and " (time slices: " .. meta.time_str .. ")" or ""))
   put(string.format("# Event count (approx.): %.0f", meta.period or 0))
   put("#")
   return table.concat(out, "\n")
@@ -554,6 +561,7 @@ return function(args)
   -- --group or --no-group on a file without groups: perf's forced leader
   local lopts = { event = o.event, all_events = true, force_group = o.group ~= nil, kallsyms = o.kallsyms, vmlinux = o.vmlinux, symfs = o.symfs,
     frames = frames and true or false, lines = lines or nil, progress = progress,
+    time = o.time, cpus = o.cpus,
     -- rows and their call graphs read a frame per symbol (a graph's
     -- nodes are symbols; lines are an address's)
     by_symbol = not lines or nil,
@@ -588,6 +596,7 @@ return function(args)
     return 1
   end
   local meta = src and info or list.meta
+  meta.time_str = o.time_str
   for _, w in ipairs(meta.warnings or {}) do
     io.stderr:write("luaperf report: warning: ", w, "\n")
   end

@@ -32,6 +32,7 @@
 local perf = require "perf"
 local fields = require "perf.script_fields"
 local stacks = require "perf.stacks"
+local options = require "perf.cli.options"
 
 local USAGE = [==[
 usage: luaperf script [-i FILE] [options] [script.lua [args...]]
@@ -324,7 +325,7 @@ local function call(env, name, ...)
 end
 
 -- Filter lists, as perf parses them: "a,b" for comms, integers for pids
--- and tids, "0,2-3" for CPUs, "sec.frac,sec.frac" for --time.
+-- and tids (options.cpu_list and options.time_span read -C and --time).
 local function name_list(text)
   local t = {}
   for w in text:gmatch("[^,]+") do t[w] = true end
@@ -341,51 +342,12 @@ local function int_list(text, opt)
   return t
 end
 
-local function cpu_list(text)
-  local t = {}
-  for w in text:gmatch("[^,]+") do
-    local a, b = w:match("^(%d+)%-(%d+)$")
-    a = tonumber(a or w:match("^(%d+)$"))
-    b = tonumber(b) or a
-    if not a or b < a then return nil, "-C: bad CPU list '" .. text .. "' (like 0,2-3)" end
-    if b - a > 65535 then return nil, "-C: CPU range too large in '" .. text .. "'" end
-    for c = a, b do t[c] = true end
-  end
-  return t
-end
-
--- seconds[.fraction] as nanoseconds; the fraction has 9 digits at most
-local function parse_ns(s)
-  local sec, frac = s:match("^(%d+)%.(%d*)$")
-  if not sec then sec, frac = s:match("^(%d+)$"), "" end
-  if not sec or #frac > 9 or #sec > 10 then return nil end
-  frac = frac .. string.rep("0", 9 - #frac)
-  return tonumber(sec) * 1000000000 + tonumber(frac)
-end
-
-local function time_span(text)
-  local a, b = text:match("^([^,]*),([^,]*)$")
-  local bad = "--time: '" .. text .. "' is not START,STOP in seconds (like 12.5,13 or ,13.25)"
-  if not a then return nil, bad end
-  local span = {}
-  if a ~= "" then span.start = parse_ns(a); if not span.start then return nil, bad end end
-  if b ~= "" then span.stop = parse_ns(b); if not span.stop then return nil, bad end end
-  if span.start and span.stop and span.start > span.stop then
-    return nil, "--time: the start is after the stop"
-  end
-  return span
-end
-
 -- The samples perf script shows: time first, then CPU, then the thread.
 local function sample_filter(opts, st)
   if not (opts.time or opts.cpus or opts.comms or opts.pids or opts.tids) then return nil end
-  local span, cpus, comms, pids, tids = opts.time, opts.cpus, opts.comms, opts.pids, opts.tids
+  local window, comms, pids, tids = stacks.window(opts), opts.comms, opts.pids, opts.tids
   return function(rec)
-    local t = rec.time
-    if span and t and t ~= 0 then
-      if (span.start and t < span.start) or (span.stop and t > span.stop) then return false end
-    end
-    if cpus and rec.cpu and not cpus[rec.cpu] then return false end
+    if window and not window(rec) then return false end
     if comms and not comms[comm_of(st, rec.tid) or (":" .. tostring(rec.tid or -1))] then
       return false
     end
@@ -436,8 +398,8 @@ local function parse_args(args)
   if not err and opts.comm then opts.comms = name_list(opts.comm) end
   if not err and opts.pid then opts.pids, err = int_list(opts.pid, "--pid") end
   if not err and opts.tid then opts.tids, err = int_list(opts.tid, "--tid") end
-  if not err and opts.cpu then opts.cpus, err = cpu_list(opts.cpu) end
-  if not err and opts.time then opts.time, err = time_span(opts.time) end
+  if not err and opts.cpu then opts.cpus, err = options.cpu_list(opts.cpu) end
+  if not err and opts.time then opts.time, err = options.time_span(opts.time) end
   if err then return nil, err end
   return opts, script, sargs
 end
