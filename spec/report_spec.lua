@@ -397,6 +397,36 @@ describe("luaperf report", function()
     assert.truthy(bad:find("the start is after the stop", 1, true), bad)
   end)
 
+  it("prints perf's --stats: the records of each type, each event's samples and lost samples", function()
+    local files = { data }
+    -- a compressed recording (perf counts each COMPRESSED record too)
+    local z = dir .. "/z.data"
+    local _, zok = util.perf("record -q -z -e cpu-clock -F 999 -g -o " .. z .. " " .. prog .. " 100 2>&1")
+    if zok then files[#files + 1] = z end
+    -- foreign files: a pipe (names from the attrs), lost samples, AUX data
+    for _, name in ipairs({ "perf.data.lost_samples-4.4", "perf.data.intel_pt-4.14",
+                            "perf.data.piped.header_feautres_group_desc-6.8",
+                            "perf.data.systemwide.5-3.8", "perf.data.piped.target.throttled-3.4" }) do
+      local path = util.root .. "/../shared/perfdata-corpus/" .. name
+      if util.read(path) then files[#files + 1] = path end
+    end
+    assert.is_true(#files >= 2, "no file to compare")
+    for _, path in ipairs(files) do
+      local theirs = util.perf("report --stats -i " .. path .. " 2>/dev/null")
+      local ours, ok = util.luaperf("report --stats -i " .. path)
+      assert.is_true(ok, ours)
+      assert.truthy(theirs:find("TOTAL events:", 1, true), theirs)
+      assert.are.equal(theirs, ours, path)
+    end
+    -- a corrupt record: said, and a failure (perf says so and exits 0)
+    local corrupt = util.root .. "/../shared/perfdata-corpus/perf.data.piped.corrupted.zero_size_sample-3.2"
+    if util.read(corrupt) then
+      local bad, bok = util.luaperf("report --stats -i " .. corrupt)
+      assert.is_false(bok)
+      assert.truthy(bad:find("corrupt", 1, true), bad)
+    end
+  end)
+
   it("reports each event of a file with several in turn, as perf, or one chosen with -e", function()
     local prog = util.cc(util.read(util.root .. "/spec/progs/shaped.c"), "-O1 -g -fno-omit-frame-pointer", "two")
     local two = dir .. "/two.data"

@@ -202,8 +202,11 @@ static int file_header(lua_State *L)
 		lperf_setu64(L, "attr_size", in->attr_size);
 	lua_newtable(L);
 	for (i = 0; i < evtab__count(t); i++) {
-		lua_createtable(L, 0, 16);
+		char attr_name[128];
+		lua_createtable(L, 0, 17);
 		lperf_setstr(L, "name", evtab__name(t, i));
+		perfdata__attr_name(evtab__attr(t, i), attr_name, sizeof attr_name);
+		lperf_setstr(L, "attr_name", attr_name);
 		push_attr_fields(L, evtab__attr(t, i));
 		lua_rawseti(L, -2, i + 1);
 	}
@@ -777,13 +780,14 @@ static int file_scan(lua_State *L)
 		free(by_event);
 		return lperf_fail(L, perfdata__errmsg(f->pd), EINVAL);
 	}
-	lua_createtable(L, 0, 10);
+	lua_createtable(L, 0, 11);
 	lperf_setu64(L, "records", records);
 	lperf_setu64(L, "samples", by_type[PERF_RECORD_SAMPLE]);
 	lperf_setu64(L, "lost", lost);
 	lperf_setu64(L, "lost_samples", lost_samples);
 	lperf_setu64(L, "bytes", perfdata__stats(f->pd)->bytes);
 	lperf_setu64(L, "decompressed_bytes", perfdata__stats(f->pd)->decompressed_bytes);
+	lperf_setu64(L, "compressed_records", perfdata__stats(f->pd)->compressed_records);
 	lperf_setu64(L, "unordered", perfdata__stats(f->pd)->unordered);
 	lperf_setu64(L, "forced_flushes", perfdata__stats(f->pd)->forced_flushes);
 	lperf_setu64(L, "errors", bad);

@@ -70,6 +70,10 @@ enum {
 /* "hostname", "build_id", ...; NULL for ids perf does not define. */
 const char *perfdata__feature_name(int feat);
 
+/* perf's name for an event from its attr alone (evsel__name when the file
+ * names none: "cycles:ppH"), NUL-terminated in buf (perfdata_evname.c). */
+void perfdata__attr_name(const struct perf_event_attr *a, char *buf, size_t n);
+
 /* ---------------------------------------------------------------- reading */
 
 struct perfdata;

@@ -133,9 +133,6 @@ int perfdata__read_feature(struct perfdata *pd, int id, uint64_t off, uint64_t s
 int perfdata__skip_feature(struct perfdata *pd, int id, uint64_t off, uint64_t size);
 int perfdata__append_build_ids(struct perfdata *pd, uint64_t off, uint64_t size);
 
-/* perfdata_evname.c: perf's name for an event from its attr alone */
-void perfdata__attr_name(const struct perf_event_attr *a, char *buf, size_t n);
-
 /* perfdata_order.c */
 void perfdata__chunk_put(struct chunk *c);
 int perfdata__sort_queue(struct perfdata *pd);

@@ -28,6 +28,8 @@ usage: luaperf report [-i perf.data|file.folded] [options]
                          entry), as perf's
   --show-total-period    a Period column (their period), as perf's
   -q, --quiet            the rows alone: no header, no column titles
+  --stats                the records of each type and each event's samples
+                         and lost samples, as perf report --stats; no report
   --rows N               at most N rows
   --weight W             samples or period (default period, as perf)
   --comm NAME, --dso PATTERN, --symbol PATTERN
@@ -119,7 +121,7 @@ local function parse(args)
     ["--group"] = { "group", true }, ["--no-group"] = { "group", false },
     ["-n"] = { "show_samples", true }, ["--show-nr-samples"] = { "show_samples", true },
     ["--show-total-period"] = { "show_period", true },
-    ["-q"] = { "quiet", true }, ["--quiet"] = { "quiet", true },
+    ["-q"] = { "quiet", true }, ["--quiet"] = { "quiet", true }, ["--stats"] = { "stats", true },
     ["-h"] = { "help", true }, ["--help"] = { "help", true } }
   local ok, err = options.parse(args, o, takes, flags)
   if not ok then return nil, err end
@@ -532,6 +534,79 @@ local function print_table(o, src, list, meta, head, children, keys, by, report,
   return 0
 end
 
+-- perf's record type names in type order (util/event.c), as --stats
+-- prints them; ours say HEADER_ where perf does not
+local STAT_TYPES = { "MMAP", "LOST", "COMM", "EXIT", "THROTTLE", "UNTHROTTLE", "FORK", "READ",
+  "SAMPLE", "MMAP2", "AUX", "ITRACE_START", "LOST_SAMPLES", "SWITCH", "SWITCH_CPU_WIDE",
+  "NAMESPACES", "KSYMBOL", "BPF_EVENT", "CGROUP", "TEXT_POKE", "AUX_OUTPUT_HW_ID",
+  "HEADER_ATTR", "HEADER_EVENT_TYPE", "HEADER_TRACING_DATA", "HEADER_BUILD_ID",
+  "FINISHED_ROUND", "ID_INDEX", "AUXTRACE_INFO", "AUXTRACE", "AUXTRACE_ERROR", "THREAD_MAP",
+  "CPU_MAP", "STAT_CONFIG", "STAT", "STAT_ROUND", "EVENT_UPDATE", "TIME_CONV",
+  "HEADER_FEATURE", "COMPRESSED", "FINISHED_INIT" }
+
+-- --stats: perf report --stats, the records of each type and each
+-- event's samples and lost samples (f:scan), no report
+local function print_stats(o)
+  local perf = require "perf"
+  local f, err = perf.open(o.input, { unordered = true })
+  if not f then
+    io.stderr:write("luaperf report: ", tostring(err), "\n")
+    return 1
+  end
+  local ok, s, serr = pcall(f.scan, f)
+  if not ok or not s then
+    f:close()
+    io.stderr:write("luaperf report: ", tostring(serr or s), "\n")
+    return 1
+  end
+  -- each event's lost samples: the LOST_SAMPLES records' counts
+  local lost = {}
+  if (s.by_type.LOST_SAMPLES or 0) > 0 then
+    for r in f:records{ type = "LOST_SAMPLES", fields = false } do
+      if r.event then lost[r.event] = (lost[r.event] or 0) + (r.lost or 0) end
+    end
+  end
+  -- perf names a pipe's events from their attrs here (it reads the
+  -- stream's names for its reports, not for --stats)
+  local hdr = f:header()
+  local names, shown = {}, {}
+  for _, ev in ipairs(hdr.events) do
+    names[#names + 1] = ev.name
+    shown[#shown + 1] = hdr.mode == "pipe" and ev.attr_name or ev.name
+  end
+  local aux = false
+  for _, feat in ipairs(hdr.features or {}) do aux = aux or feat == "auxtrace" end
+  f:close()
+  local out = { "", "Aggregated stats:" .. (aux and
+    " (excludes AUX area (e.g. instruction trace) decoded / synthesized events)" or "") }
+  local function line(name, n, pct)
+    out[#out + 1] = string.format("%16s events: %10d", name, n) ..
+      (pct and string.format("  (%4.1f%%)", pct) or "")
+  end
+  -- perf counts a COMPRESSED record and each record it holds
+  s.by_type.COMPRESSED = (s.by_type.COMPRESSED or 0) + (s.compressed_records or 0)
+  local total = s.records + (s.compressed_records or 0)
+  line("TOTAL", total)
+  for _, t in ipairs(STAT_TYPES) do
+    local n = s.by_type[t]
+    if n and n > 0 then line((t:gsub("^HEADER_", "")), n, total > 0 and 100 * n / total or nil) end
+  end
+  -- an event's name once: two attrs of one name are one evsel each, as
+  -- perf counts them (by_event keys by name)
+  local seen = {}
+  for i, name in ipairs(names) do
+    local n, nlost = s.by_event[name] or 0, lost[name] or 0
+    if not seen[name] and (n > 0 or nlost > 0) then
+      seen[name] = true
+      out[#out + 1] = shown[i] .. " stats:"
+      if n > 0 then line("SAMPLE", n) end
+      if nlost > 0 then line("LOST_SAMPLES", nlost) end
+    end
+  end
+  io.stdout:write(table.concat(out, "\n"), "\n")
+  return 0
+end
+
 return function(args)
   local o, err = parse(args)
   if not o then
@@ -539,6 +614,7 @@ return function(args)
     return 129
   end
   if o.help then io.stdout:write(usage); return 0 end
+  if o.stats then return print_stats(o) end
   local stacks = require "perf.stacks"
   local report = require "perf.report"
   -- -p adds parent to the keys, as perf's does
