@@ -397,6 +397,39 @@ describe("luaperf report", function()
     assert.truthy(bad:find("the start is after the stop", 1, true), bad)
   end)
 
+  it("walks at most N entries of each chain as perf's --max-stack, in the graphs' order, both engines", function()
+    local function tables(text)
+      return ((text:match("\n(# Samples:.*)$") or text):gsub("\n\n#\n# %(Tip[^\n]*\n#\n$", "\n"))
+    end
+    local sets = {}
+    for _, n in ipairs({ 1, 2, 4 }) do
+      for _, mode in ipairs({ "--children -g none", "--no-children -g none --sort dso,sym", "--children -g",
+                              "--children -g callee", "--no-children -g", "--children -G -g none --sort parent,sym" }) do
+        sets[#sets + 1] = "--max-stack " .. n .. " " .. mode
+      end
+    end
+    local cut = false
+    for _, engine in ipairs({ "", "LUAPERF_ENGINE=lua " }) do
+      -- (the Lua engine has no parent key)
+      for _, args in ipairs(sets) do if engine == "" or not args:find("parent", 1, true) then
+        local theirs = util.sh("perf report -i " .. data .. " --stdio " .. args .. " 2>/dev/null")
+        local ours, _, err = util.luaperf_split("report -i " .. data .. " " .. args, engine)
+        assert.are.equal(tables(theirs), tables(ours), engine .. args .. "\n" .. err)
+        -- (the cut shows: fewer rows than the whole chains make)
+        if args:find("^%-%-max%-stack 1 %-%-children %-g none$") then
+          local whole = util.sh("perf report -i " .. data .. " --stdio --children -g none 2>/dev/null")
+          cut = select(2, whole:gsub("\n", "")) > select(2, theirs:gsub("\n", ""))
+        end
+      end end
+    end
+    local lua_parent = util.luaperf("report -i " .. data .. " --sort parent,sym", "LUAPERF_ENGINE=lua ")
+    assert.truthy(lua_parent:find("needs the core's report engine", 1, true), lua_parent)
+    assert.is_true(cut, "--max-stack 1 left every row")
+    local bad, ok = util.luaperf("report -i " .. data .. " --max-stack -1")
+    assert.is_false(ok)
+    assert.truthy(bad:find("--max-stack expects a number", 1, true), bad)
+  end)
+
   it("prints perf's --stats: the records of each type, each event's samples and lost samples", function()
     local files = { data }
     -- a compressed recording (perf counts each COMPRESSED record too)

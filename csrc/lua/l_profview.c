@@ -414,6 +414,12 @@ static void report_opts(lua_State *L, int t, struct pvreport_opts *o)
 	o->children = lperf_optfield_bool(L, t, "children", 0);
 	o->caller = lperf_optfield_bool(L, t, "caller", 0);
 	o->callee = lperf_optfield_bool(L, t, "callee", 0);
+	{
+		int max = lperf_optfield_int(L, t, "max_stack", 0);
+		if (max < 0)
+			luaL_error(L, "report: max_stack must be >= 0");
+		o->max_stack = (unsigned)max;
+	}
 	order = lperf_optfield_str(L, t, "order", "value");
 	if (strcmp(order, "value") && strcmp(order, "keys"))
 		luaL_error(L, "report: order must be 'value' or 'keys', got '%s'", order);

@@ -126,7 +126,20 @@ end
 -- per distinct row key of stack s, the sample's own entry (own, at = #s.frames)
 -- first, then the call chain's, root first in children mode (at: the
 -- frame's index, root first).
-local function entry_walker(by, children, callee)
+-- The frames of a stack's chain (root first, nf the leaf) perf walks with
+-- --max-stack (opts.max_stack): lo..hi, the max_stack nearest the root
+-- when it walks caller first (children unless callee, or caller graphs),
+-- else nearest the leaf; the whole chain without a max (pvreport.c's
+-- chain_window).
+local function chain_window(opts, nf)
+  local max = opts.max_stack
+  if not max or max == 0 or nf <= max then return 1, nf end
+  if not opts.callee and (opts.children or opts.caller) then return 1, max end
+  return nf - max + 1, nf
+end
+
+local function entry_walker(by, opts)
+  local children, callee = opts.children, opts.callee
   local keys = normalize_by(by)
   local fkeys, skeys = {}, {}
   for _, k in ipairs(keys) do
@@ -190,9 +203,10 @@ local function entry_walker(by, children, callee)
     -- keyed by the address alone and shows the level of the sample
     -- that made it
     -- (leaf first in perf's callee order)
+    local lo, hi = chain_window(opts, nf)
     local level, lv = frames[nf].kind, nil
-    for k = 1, nf do
-      local i = callee and nf + 1 - k or k
+    for k = 1, hi - lo + 1 do
+      local i = callee and hi + 1 - k or lo + k - 1
       local f = frames[i]
       if f.dso and f.dso ~= "[unknown]" then
         level = f.kind
@@ -208,12 +222,13 @@ local function entry_walker(by, children, callee)
     -- the sample's own entry first, then the call chain's, root
     -- first (none for a chain perf discarded): a row keyed by an
     -- address alone shows the level of the entry that made it
-    for i = 0, s.discarded and 0 or nf do
-      local at = i == 0 and nf or callee and nf + 1 - i or i
+    local n = hi - lo + 1
+    for i = 0, s.discarded and 0 or n do
+      local at = i == 0 and nf or callee and hi + 1 - i or lo + i - 1
       local f = frames[at]
       -- the chain perf appends to the entry (its max_depth): the whole
       -- of it for the sample's own, else from the entry on
-      local depth = s.discarded and 0 or i == 0 and nf or nf + 1 - i
+      local depth = s.discarded and 0 or i == 0 and n or n + 1 - i
       if i > 0 and f.rel then
         -- perf 6.1 keys the sample's own entry of an unnamed frame by
         -- its address in the object, and the call chain's entries by
@@ -295,7 +310,7 @@ local function aggregate(list, opts)
     return order, total
   end
 
-  local walk = entry_walker(by, opts.children, opts.callee)
+  local walk = entry_walker(by, opts)
   for _, s in ipairs(list) do
     if keep(s) then
       local w = period and (s.period or 0) or (s.count or 1)
@@ -548,7 +563,7 @@ function M.callgraph(list, row, opts)
   opts = opts or {}
   local keep = M.filter(opts)
   local period = opts.weight == "period"
-  local walk = entry_walker(opts.by, opts.children, opts.callee)
+  local walk = entry_walker(opts.by, opts)
   local root = { w = 0, kids = {}, index = {} }
   local function add(node, name, w)
     local c = node.index[name]
@@ -567,19 +582,21 @@ function M.callgraph(list, row, opts)
       local w = period and (s.period or 0) or (s.count or 1)
       local fr = s.frames
       local nf = #fr
+      -- (perf's cursor: the window --max-stack leaves)
+      local lo, hi = chain_window(opts, nf)
       walk(s, function(key, _, own, at)
         if key ~= want or nf == 0 or not (own or opts.children) then return end
         root.w = root.w + w
         local node = root
         if opts.callee then
           -- the row's entry (the leaf for its own), then its callers
-          for j = at, 1, -1 do node = add(node, sym_name(fr[j]), w) end
+          for j = at, lo, -1 do node = add(node, sym_name(fr[j]), w) end
         elseif opts.children then
-          for j = (at == nf) and 1 or at, nf do node = add(node, sym_name(fr[j]), w) end
+          for j = (at == nf) and lo or at, hi do node = add(node, sym_name(fr[j]), w) end
         elseif opts.caller then
-          for j = 1, nf do node = add(node, sym_name(fr[j]), w) end
+          for j = lo, hi do node = add(node, sym_name(fr[j]), w) end
         else
-          for j = nf, 1, -1 do node = add(node, sym_name(fr[j]), w) end
+          for j = nf, lo, -1 do node = add(node, sym_name(fr[j]), w) end
         end
       end)
     end

@@ -318,12 +318,31 @@ static int is_stack_key(enum pvr_key k)
  * mode (perf report's callchain order is then "caller").  Frames with no
  * symbol never match.
  */
+/*
+ * The frames of a stack's chain (root first, ids[nf - 1] the leaf) that
+ * perf walks with --max-stack: [*lo, *hi), the max_stack nearest the root
+ * when it walks caller first (children unless callee, or caller graphs),
+ * else nearest the leaf; the whole chain without a max.
+ */
+static void chain_window(const struct pvreport_opts *o, unsigned nf, unsigned *lo, unsigned *hi)
+{
+	*lo = 0;
+	*hi = nf;
+	if (!o->max_stack || nf <= o->max_stack)
+		return;
+	if (!o->callee && (o->children || o->caller))
+		*hi = o->max_stack;
+	else
+		*lo = nf - o->max_stack;
+}
+
 static uint32_t parent_of(struct acc *a, const uint32_t *ids, unsigned nf)
 {
-	unsigned j;
+	unsigned j, lo, hi;
 
-	for (j = 0; j < nf; j++) {
-		uint32_t id = ids[a->o->children ? j : nf - 1 - j];
+	chain_window(a->o, nf, &lo, &hi);
+	for (j = 0; j < hi - lo; j++) {
+		uint32_t id = ids[a->o->children ? lo + j : hi - 1 - j];
 		const struct pv_frame *f = profview__frame(a->pv, id);
 
 		if (f->name == PV_NONE || f->kind == PV_INLINE)
@@ -429,6 +448,7 @@ static int count_stack(struct acc *a, size_t i, uint32_t sk, uint8_t *view, uint
 	struct pvreport_row *r;
 	int level, rc;
 	long j, k;
+	unsigned lo, hi;
 	int discarded;
 
 	stacktab__get(profview__table(pv), i, &e);
@@ -464,10 +484,12 @@ static int count_stack(struct acc *a, size_t i, uint32_t sk, uint8_t *view, uint
 		return 0;
 	}
 	level = profview__frame(pv, ids[nf - 1])->kind;
-	for (k = 0; k < (long)nf; k++) {
+	chain_window(o, nf, &lo, &hi);
+	view[nf - 1] = 0xff;   /* the own entry's, in the window or not */
+	for (k = 0; k < (long)(hi - lo); k++) {
 		/* in the order perf walks the chain (leaf first for callee) */
 		const struct pv_frame *f;
-		j = o->callee ? (long)nf - 1 - k : k;
+		j = o->callee ? (long)hi - 1 - k : (long)lo + k;
 		f = profview__frame(pv, ids[j]);
 		view[j] = 0xff;
 		if (f->has_dso)
@@ -480,15 +502,15 @@ static int count_stack(struct acc *a, size_t i, uint32_t sk, uint8_t *view, uint
 	 * chain it discarded): a row keyed by an
 	 * address alone shows the level of the entry that made it */
 	discarded = profview__discarded(pv, i);
-	for (j = -1; j < (discarded ? 0 : (long)nf); j++) {
+	for (j = -1; j < (discarded ? 0 : (long)(hi - lo)); j++) {
 		/* (leaf first in perf's callee order) */
-		long at = j < 0 ? (long)nf - 1 : o->callee ? (long)nf - 1 - j : j;
+		long at = j < 0 ? (long)nf - 1 : o->callee ? (long)hi - 1 - j : (long)lo + j;
 		const struct pv_frame *f = profview__frame(pv, ids[at]);
 		int kind = view[at] != 0xff ? view[at] : f->kind;
 		int keykind = !f->has_dso && kind != PV_LUA ? PV_USER : kind;
 		/* the chain perf appends to the entry: the whole of it for the
 		 * sample's own, else from the entry on (none when discarded) */
-		uint32_t depth = discarded ? 0 : j < 0 ? nf : (uint32_t)(nf - j);
+		uint32_t depth = discarded ? 0 : j < 0 ? hi - lo : (uint32_t)(hi - lo - j);
 
 		if (j >= 0 && f->has_rel)
 			rc = count_entry(a, i, at, ids[at], kind, kind, 1, 0, w, 0, 0, depth);
@@ -1616,7 +1638,7 @@ int pvgraph__new(struct profview *pv, const struct pvreport_opts *o, const struc
 			struct stacktab_entry e;
 			const struct pv_erow *er;
 			const uint32_t *ids;
-			unsigned nf, k;
+			unsigned nf, k, lo, hi;
 			uint64_t w;
 			long m;
 
@@ -1625,6 +1647,7 @@ int pvgraph__new(struct profview *pv, const struct pvreport_opts *o, const struc
 			profview__stack(pv, i, &ids, &nf);
 			if (nf == 0)
 				continue;
+			chain_window(o, nf, &lo, &hi);
 			stacktab__get(profview__table(pv), i, &e);
 			w = o->by_period ? e.period : e.count;
 			er = r->erows + r->eoff[i];
@@ -1635,8 +1658,9 @@ int pvgraph__new(struct profview *pv, const struct pvreport_opts *o, const struc
 				if (er[k].row == UINT32_MAX || !shown[er[k].row] || er[k].at >= nf)
 					continue;
 				wi = shown[er[k].row] - 1;
-				/* the own entry, and the leaf's chain entry, give the whole chain */
-				start = o->children && er[k].at != nf - 1 ? (long)er[k].at : 0;
+				/* the own entry, and the leaf's chain entry, give the whole chain
+				 * (perf's cursor: the window --max-stack leaves) */
+				start = o->children && er[k].at != nf - 1 ? (long)er[k].at : (long)lo;
 				if (pass == 0) {
 					rootw[wi] += w;
 					continue;
@@ -1648,7 +1672,7 @@ int pvgraph__new(struct profview *pv, const struct pvreport_opts *o, const struc
 				node = g->roots[wi];
 				g->nodes[node].w += w;
 				if (root_first) {
-					for (m = start; m < (long)nf && !rc; m++) {
+					for (m = start; m < (long)hi && !rc; m++) {
 						rc = graph_kid(g, &edges, node, profview__frame(pv, ids[m])->symname,
 							       &node);
 						if (!rc)
@@ -1656,7 +1680,7 @@ int pvgraph__new(struct profview *pv, const struct pvreport_opts *o, const struc
 					}
 				} else {
 					/* from the row's entry (the leaf for its own) to the root */
-					for (m = (long)er[k].at; m >= 0 && !rc; m--) {
+					for (m = (long)er[k].at; m >= (long)lo && !rc; m--) {
 						rc = graph_kid(g, &edges, node, profview__frame(pv, ids[m])->symname,
 							       &node);
 						if (!rc)

@@ -61,6 +61,9 @@ struct pvreport_opts {
 				  whose totals tie in one thread ordered by the
 				  depth of their chains, caller first, as perf
 				  sorts its entries then */
+	unsigned max_stack;    /* perf's --max-stack: the entries of each chain
+				  walked, in the graphs' order (the sample's own
+				  entry still counts); 0: all */
 };
 #define PVR_DEFAULT_PARENT "^sys_|^do_page_fault"
 

@@ -23,6 +23,10 @@ usage: luaperf report [-i perf.data|file.folded] [options]
                          (the row's entry first, then its callers), a
                          threshold in percent (default 0.5), function
   -G, --inverted         the call graph, caller order (perf's alias)
+  --max-stack N          walk at most N entries of each call chain, as
+                         perf's: in the graphs' order (root first with
+                         children: the N nearest the root), the sample's
+                         own entry counted still
   --no-call-graph        no call graph (default)
   -n, --show-nr-samples  a Samples column (the samples of each row's own
                          entry), as perf's
@@ -113,7 +117,8 @@ local function parse(args)
     ["--pid"] = "pids", ["--tid"] = "tids", ["--dso"] = "dso", ["--symbol"] = "symbol",
     ["--weight"] = "weight", ["-e"] = "event", ["--event"] = "event",
     ["--kallsyms"] = "kallsyms", ["--vmlinux"] = "vmlinux", ["--symfs"] = "symfs",
-    ["--percentage"] = "percentage", ["-p"] = "parent", ["--parent"] = "parent" }
+    ["--percentage"] = "percentage", ["-p"] = "parent", ["--parent"] = "parent",
+    ["--max-stack"] = options.number("max_stack", "--max-stack expects a number >= 0", 0) }
   options.window(takes)
   local flags = { ["--children"] = { "children", true }, ["--no-children"] = { "children", false },
     ["-g"] = { "graph", true }, ["-G"] = { "graph", true }, ["--inverted"] = { "graph", true },
@@ -330,7 +335,7 @@ local function print_table(o, src, list, meta, head, children, keys, by, report,
     event = meta.view_event,
     comm = o.comm, dso = o.dso, sym = o.symbol,
     comms = o.comms, pids = o.pids, tids = o.tids, dsos = o.dsos, syms = o.symbols,
-    percentage = o.percentage, parent = o.parent }
+    percentage = o.percentage, parent = o.parent, max_stack = o.max_stack }
   local ok, rows
   if group then
     local stacks = require "perf.stacks"
@@ -440,6 +445,12 @@ local function print_table(o, src, list, meta, head, children, keys, by, report,
     cpu = function(r) return string.format("%3.3d", r.cpu or -1) end,
   }
   for _, k in ipairs(keys) do
+    -- (the core's engine has every key; this one not srcline or parent)
+    if not titles[k] then
+      io.stderr:write("luaperf report: --sort ", k, " needs the core's report engine ",
+        "(a perf.data file, without LUAPERF_ENGINE=lua)\n")
+      return 1
+    end
     local c = { title = titles[k], get = getters[k], pad = pads_last[k], key = k }
     if k == "comm" and comm_cut > 0 then
       c.get = function(r) return getters.comm(r):sub(1, comm_cut) end
