@@ -54,6 +54,7 @@ build = {
             "csrc/core/perfdata/maporder.c",
             "csrc/core/perfdata/perfdata_evname.c",
             "csrc/core/perfdata/perfdata_features.c",
+            "csrc/core/perfdata/perfdata_header.c",
             "csrc/core/perfdata/perfdata_order.c",
             "csrc/core/perfdata/perfdata_read.c",
             "csrc/core/perfdata/perfdata_record.c",

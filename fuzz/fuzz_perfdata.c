@@ -5,7 +5,8 @@
  * bytes, in both orders: time-ordered (maps fed as they come, DWARF samples
  * unwound) and file order with the maps records held and fed at the end;
  * and the reports over each profile (profview, pvreport, pvtext, pvfolded),
- * with children and call graphs.
+ * with children and call graphs; and the header's text
+ * (perfdata__header_text).
  */
 #define _GNU_SOURCE
 #include <stdint.h>
@@ -44,8 +45,14 @@ static void read_all(const uint8_t *data, size_t size, size_t max_queue)
 	struct perfdata *pd;
 	char err[512];
 
-	if (perfdata__read_buffer(data, size, &opts, &pd, err, sizeof err) == 0)
+	if (perfdata__read_buffer(data, size, &opts, &pd, err, sizeof err) == 0) {
+		/* the header's text too (its feature sections' printers) */
+		char *text;
+		size_t len;
+		if (perfdata__header_text(pd, 0, &text, &len) == 0)
+			free(text);
 		decode_all(pd);
+	}
 }
 
 /* The same from a file (a memfd, written anew each time), both orders. */

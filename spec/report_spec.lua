@@ -397,6 +397,45 @@ describe("luaperf report", function()
     assert.truthy(bad:find("the start is after the stop", 1, true), bad)
   end)
 
+  it("prints perf's --header-only and --header: the recording's host, perf, events and features", function()
+    -- fresh files: sampled with call chains, a clock (clock_data, clockid),
+    -- compressed, a group, a pipe; and the foreign corpus (older perfs,
+    -- other machines: pmu mappings, branch stacks, AUX data, BPF programs)
+    local files = { data }
+    for name, args in pairs({ clk = "-k monotonic -e cpu-clock", z = "-z -g", grp = "-e '{cpu-clock,task-clock}'" }) do
+      local path = dir .. "/hdr-" .. name .. ".data"
+      local out, ok = util.perf("record -q " .. args .. " -o " .. path .. " " .. prog .. " 50 2>&1")
+      if ok then files[#files + 1] = path else print("(perf record " .. args .. ": " .. out .. ")") end
+    end
+    local pipe = dir .. "/hdr-pipe.data"
+    util.sh("perf record -q -g -o - " .. prog .. " 50 2>/dev/null > " .. pipe)
+    files[#files + 1] = pipe
+    for _, name in ipairs({ "perf.data.branch_stack_spec", "perf.data.intel_pt-4.14", "perf.data.lost_samples-4.4",
+                            "perf.data.piped.header_feautres_group_desc-6.8", "perf.data.armv7-3.4",
+                            "perf.data.busy.1-3.8", "perf.data.piped.target-3.4" }) do
+      local path = util.root .. "/../shared/perfdata-corpus/" .. name
+      if util.read(path) then files[#files + 1] = path end
+    end
+    assert.is_true(#files >= 5, #files .. " files")
+    for _, path in ipairs(files) do
+      local theirs = util.sh("perf report --header-only -i " .. path .. " 2>/dev/null")
+      local ours, ok = util.luaperf("report --header-only -i " .. path)
+      assert.is_true(ok, ours)
+      assert.truthy(theirs:find("# captured on", 1, true), theirs)
+      assert.are.equal(theirs, ours, path)
+    end
+    -- the BPF programs of a foreign recording, named from its BTF
+    local spec_file = util.root .. "/../shared/perfdata-corpus/perf.data.branch_stack_spec"
+    if util.read(spec_file) then
+      local ours = util.luaperf("report --header-only -i " .. spec_file)
+      assert.truthy(ours:find("# \tsub_prog 1: bpf_prog_%x+_[%w_]+ addr 0x%x+ size %d+\n"), ours)
+    end
+    -- --header: the lines, then the report as perf prints it after them
+    local theirs = util.sh("perf report --header --stdio --no-children -g none -i " .. data .. " 2>/dev/null")
+    local ours = util.luaperf("report --header --no-children -i " .. data)
+    assert.are.equal((theirs:gsub("\n\n#\n# %(Tip[^\n]*\n#\n$", "\n")), ours)
+  end)
+
   it("walks at most N entries of each chain as perf's --max-stack, in the graphs' order, both engines", function()
     local function tables(text)
       return ((text:match("\n(# Samples:.*)$") or text):gsub("\n\n#\n# %(Tip[^\n]*\n#\n$", "\n"))

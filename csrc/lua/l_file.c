@@ -73,6 +73,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include "binding.h"
 #include "perfdata/perfdata.h"
 #include "record/record.h"
@@ -164,6 +166,27 @@ static int l_open(lua_State *L)
 }
 
 /* ------------------------------------------------------------ header */
+
+/* f:header_text() -> perf report --header-only's text (perf 6.1's lines),
+ * "captured on" the file's modification time, as perf takes it (now for
+ * a stream) */
+static int file_header_text(lua_State *L)
+{
+	struct lfile *f = checkfile(L, 1);
+	struct stat sb;
+	int64_t when = (int64_t)time(NULL);
+	char *text;
+	size_t len;
+	int e;
+
+	if (f->path && strcmp(f->path, "-") && stat(f->path, &sb) == 0)
+		when = (int64_t)sb.st_mtime;
+	if ((e = perfdata__header_text(f->pd, when, &text, &len)) < 0)
+		return lperf_fail(L, strerror(-e), -e);
+	lua_pushlstring(L, text, len);
+	free(text);
+	return 1;
+}
 
 static void push_attr_fields(lua_State *L, const struct perf_event_attr *a)
 {
@@ -350,6 +373,30 @@ static int file_features(lua_State *L)
 		}
 		lua_setfield(L, -2, "group_desc");
 	}
+	if (has(in, PERFDATA_FEAT_PMU_MAPPINGS)) {
+		lua_createtable(L, (int)in->nr_pmus, 0);
+		for (i = 0; i < in->nr_pmus; i++) {
+			lua_createtable(L, 0, 2);
+			lperf_setint(L, "type", in->pmus[i].type);
+			lperf_setstr(L, "name", in->pmus[i].name);
+			lua_rawseti(L, -2, (int)i + 1);
+		}
+		lua_setfield(L, -2, "pmu_mappings");
+	}
+	if (has(in, PERFDATA_FEAT_CPU_PMU_CAPS))
+		push_strlist(L, "cpu_pmu_caps", in->cpu_pmu_caps.caps, in->cpu_pmu_caps.nr_caps);
+	if (has(in, PERFDATA_FEAT_PMU_CAPS)) {
+		lua_createtable(L, (int)in->nr_pmu_caps, 0);
+		for (i = 0; i < in->nr_pmu_caps; i++) {
+			lua_createtable(L, 0, 2);
+			lperf_setstr(L, "pmu", in->pmu_caps[i].pmu);
+			push_strlist(L, "caps", in->pmu_caps[i].caps, in->pmu_caps[i].nr_caps);
+			lua_rawseti(L, -2, (int)i + 1);
+		}
+		lua_setfield(L, -2, "pmu_caps");
+	}
+	if (has(in, PERFDATA_FEAT_DIR_FORMAT))
+		lperf_setu64(L, "dir_format", in->dir_format);
 	if (has(in, PERFDATA_FEAT_CLOCKID))
 		lperf_setu64(L, "clockid_res_ns", in->clockid_res_ns);
 	if (has(in, PERFDATA_FEAT_COMPRESSED)) {
@@ -1244,6 +1291,7 @@ void lperf_open_file(lua_State *L)
 {
 	static const luaL_Reg methods[] = {
 		{ "header", file_header },
+		{ "header_text", file_header_text },
 		{ "features", file_features },
 		{ "records", file_records },
 		{ "scan", file_scan },

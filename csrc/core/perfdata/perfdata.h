@@ -98,6 +98,40 @@ struct perfdata_group {               /* an event group (group_desc) */
 	uint32_t nr_members;            /* the leader's included */
 };
 
+struct perfdata_event_desc {          /* one event of event_desc */
+	struct perf_event_attr attr;    /* as written, zero past attr_size */
+	uint32_t attr_size;             /* the file's attr size */
+	const char *name;
+	uint32_t nr_ids;
+	const uint64_t *ids;
+};
+
+struct perfdata_pmu {                 /* pmu_mappings: a PMU's type */
+	uint32_t type;
+	const char *name;
+};
+
+struct perfdata_pmu_caps {            /* cpu_pmu_caps, pmu_caps */
+	const char *pmu;                /* NULL for cpu_pmu_caps */
+	unsigned nr_caps;
+	const char **caps;              /* "name=value" */
+};
+
+struct perfdata_bpf_prog {            /* bpf_prog_info: a JITed program */
+	uint32_t id, btf_id;
+	char name[16];                  /* the kernel's short name */
+	uint32_t nr_subs;               /* its functions (0: perf prints none) */
+	const uint8_t *tags;            /* 8 bytes a function */
+	const uint64_t *addrs;
+	const uint32_t *lens;
+	const uint32_t *func_types;     /* each function's BTF type; NULL: none */
+};
+
+struct perfdata_btf {                 /* bpf_btf: a BTF object */
+	uint32_t id, size;
+	const uint8_t *data;
+};
+
 struct perfdata_skipped {             /* a feature present but not decoded */
 	int id;
 	uint64_t offset, size;
@@ -129,6 +163,17 @@ struct perfdata_info {
 	uint64_t clockid_res_ns;
 	unsigned nr_groups;
 	struct perfdata_group *groups;
+	unsigned nr_event_desc;
+	struct perfdata_event_desc *event_desc;
+	unsigned nr_pmus;
+	struct perfdata_pmu *pmus;
+	struct perfdata_pmu_caps cpu_pmu_caps;
+	unsigned nr_pmu_caps;
+	struct perfdata_pmu_caps *pmu_caps;
+	uint64_t dir_format;            /* the directory data version */
+	unsigned nr_bpf_progs, nr_btfs;
+	struct perfdata_bpf_prog *bpf_progs;
+	struct perfdata_btf *btfs;
 	struct { uint32_t version, type, level, ratio, mmap_len; } compressed;
 	struct { uint32_t version, clockid; uint64_t wall_clock_ns, clockid_time_ns; } clock_data;
 	struct { uint64_t first, last; } sample_time;
@@ -180,6 +225,12 @@ int perfdata__read_buffer(const void *buf, size_t len, const struct perfdata_opt
 void perfdata__close(struct perfdata *pd);
 
 const struct perfdata_info *perfdata__info(const struct perfdata *pd);
+/*
+ * perf report --header-only's text for pd (perf 6.1's lines), "captured
+ * on" the time given (the file's mtime, as perf takes it), in a malloc'ed
+ * buffer: 0, or -errno (perfdata_header.c).
+ */
+int perfdata__header_text(const struct perfdata *pd, int64_t captured, char **out, size_t *len);
 /* The events, their names (event_desc or EVENT_UPDATE) and ids. */
 const struct evtab *perfdata__evtab(const struct perfdata *pd);
 

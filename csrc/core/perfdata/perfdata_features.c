@@ -4,8 +4,10 @@
  * string length that does not fit is an error naming the offset.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/bpf.h>
 
 #include "perfdata/perfdata.h"
 #include "perfdata/perfdata_int.h"
@@ -171,17 +173,33 @@ static int feat_event_desc(struct fcur *c)
 	if (asz < PERF_ATTR_SIZE_VER0 || (nr && asz > (c->end - c->off) / nr))
 		return perfdata__fail(pd, "event_desc feature at offset %llu: %u events of %u bytes do not fit",
 			     (unsigned long long)c->off, nr, asz);
+	pd->info.event_desc = perfdata__kalloc(pd, nr, sizeof *pd->info.event_desc);
+	if (!pd->info.event_desc)
+		return -ENOMEM;
 	for (i = 0; i < nr; i++) {
+		struct perfdata_event_desc *d = &pd->info.event_desc[i];
 		const char *name;
 		uint64_t id = 0;
 		int idx = -1;
 		if ((e = need(c, asz, "attr")))
 			return e;
+		memcpy(&d->attr, c->p + c->off, asz < sizeof d->attr ? asz : sizeof d->attr);
+		d->attr_size = asz;
 		c->off += asz;
 		if ((e = fcount(c, &nids, 8, "nr_ids")) || (e = fstr(c, &name, "name")))
 			return e;
 		if ((e = need(c, (uint64_t)nids * 8, "ids")))
 			return e;
+		d->name = name;
+		d->nr_ids = nids;
+		if (nids) {
+			uint64_t *ids = perfdata__kalloc(pd, nids, sizeof *ids);
+			if (!ids)
+				return -ENOMEM;
+			memcpy(ids, c->p + c->off, (size_t)nids * 8);
+			d->ids = ids;
+		}
+		pd->info.nr_event_desc = i + 1;
 		for (k = 0; k < nids && idx < 0; k++) {
 			id = rd64(c->p + c->off + 8ull * k);
 			idx = perfdata__idx_of_id(pd, id);
@@ -276,6 +294,186 @@ static int feat_groups(struct fcur *c)
 	return 0;
 }
 
+static int feat_pmu_mappings(struct fcur *c)
+{
+	struct perfdata_info *in = &c->pd->info;
+	uint32_t n, i;
+	int e = fcount(c, &n, 4 + 4, "nr_pmus");
+
+	if (e)
+		return e;
+	if (!(in->pmus = perfdata__kalloc(c->pd, n, sizeof *in->pmus)))
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		if ((e = f32(c, &in->pmus[i].type, "pmu type")) ||
+		    (e = fstr(c, &in->pmus[i].name, "pmu name")))
+			return e;
+		in->nr_pmus = i + 1;
+	}
+	return 0;
+}
+
+/* A PMU's capabilities: u32 count, then (name, value) strings. */
+static int pmu_caps(struct fcur *c, struct perfdata_pmu_caps *pc)
+{
+	uint32_t n, i;
+	int e = fcount(c, &n, 8, "nr_caps");
+
+	if (e)
+		return e;
+	if (!(pc->caps = perfdata__kalloc(c->pd, n, sizeof *pc->caps)))
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		const char *name, *value;
+		size_t len;
+		char *cap;
+		if ((e = fstr(c, &name, "cap name")) || (e = fstr(c, &value, "cap value")))
+			return e;
+		len = strlen(name) + strlen(value) + 2;
+		if (!(cap = perfdata__keep(c->pd, malloc(len))))
+			return -ENOMEM;
+		snprintf(cap, len, "%s=%s", name, value);
+		pc->caps[i] = cap;
+		pc->nr_caps = i + 1;
+	}
+	return 0;
+}
+
+/* pmu_caps: u32 count of PMUs, each its caps then its name. */
+static int feat_pmu_caps(struct fcur *c)
+{
+	struct perfdata_info *in = &c->pd->info;
+	uint32_t n, i;
+	int e = fcount(c, &n, 4 + 4, "nr_pmu");
+
+	if (e)
+		return e;
+	if (!(in->pmu_caps = perfdata__kalloc(c->pd, n, sizeof *in->pmu_caps)))
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		if ((e = pmu_caps(c, &in->pmu_caps[i])) ||
+		    (e = fstr(c, &in->pmu_caps[i].pmu, "pmu name")))
+			return e;
+		in->nr_pmu_caps = i + 1;
+	}
+	return 0;
+}
+
+/* bpf_btf: u32 count, each a u32 id, a u32 size and the data. */
+static int feat_bpf_btf(struct fcur *c)
+{
+	struct perfdata_info *in = &c->pd->info;
+	uint32_t n, i;
+	int e = fcount(c, &n, 8, "nr_btf");
+
+	if (e)
+		return e;
+	if (!(in->btfs = perfdata__kalloc(c->pd, n, sizeof *in->btfs)))
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		struct perfdata_btf *b = &in->btfs[i];
+		if ((e = f32(c, &b->id, "btf id")) || (e = f32(c, &b->size, "btf size")) ||
+		    (e = need(c, b->size, "btf data")))
+			return e;
+		b->data = c->p + c->off;
+		c->off += b->size;
+		in->nr_btfs = i + 1;
+	}
+	return 0;
+}
+
+/* An array of n items of size bytes at offset off of a program's data
+ * (perf writes the info's pointers as offsets), copied; NULL when it
+ * does not fit or is empty. */
+static void *bpf_array(struct perfdata *pd, const uint8_t *data, uint32_t len, uint64_t off,
+		       uint32_t n, size_t size)
+{
+	void *a;
+
+	if (!n || off > len || (uint64_t)n * size > len - off)
+		return NULL;
+	if (!(a = perfdata__kalloc(pd, n, size)))
+		return NULL;
+	memcpy(a, data + off, (size_t)n * size);
+	return a;
+}
+
+/* perf's bpil array bits: which info fields are offsets into the data */
+#define BPIL_JITED_KSYMS 3
+#define BPIL_JITED_FUNC_LENS 4
+#define BPIL_FUNC_INFO 5
+#define BPIL_PROG_TAGS 8
+
+/*
+ * bpf_prog_info: u32 count, each program a u32 info_len, a u32 data_len,
+ * a u64 bit mask of the arrays in the data, the kernel's bpf_prog_info
+ * (info_len bytes), the data.  What perf prints: each function's address,
+ * length, tag and BTF function.  A longer info than ours stops the list,
+ * as perf stops it.
+ */
+static int feat_bpf_prog_info(struct fcur *c)
+{
+	struct perfdata_info *in = &c->pd->info;
+	uint32_t n, i;
+	int e = fcount(c, &n, 16, "nr_progs");
+
+	if (e)
+		return e;
+	if (!(in->bpf_progs = perfdata__kalloc(c->pd, n, sizeof *in->bpf_progs)))
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		struct perfdata_bpf_prog *bp = &in->bpf_progs[in->nr_bpf_progs];
+		struct bpf_prog_info info;
+		uint32_t info_len, data_len, subs, k;
+		uint64_t arrays;
+		const uint8_t *data;
+		uint32_t *types;
+
+		if ((e = f32(c, &info_len, "info_len")) || (e = f32(c, &data_len, "data_len")) ||
+		    (e = f64(c, &arrays, "arrays")))
+			return e;
+		if (info_len > sizeof info)
+			break;
+		if ((e = need(c, info_len, "bpf_prog_info")))
+			return e;
+		memset(&info, 0, sizeof info);
+		memcpy(&info, c->p + c->off, info_len);
+		c->off += info_len;
+		if ((e = need(c, data_len, "bpf_prog_info data")))
+			return e;
+		data = c->p + c->off;
+		c->off += data_len;
+		memset(bp, 0, sizeof *bp);
+		bp->id = info.id;
+		bp->btf_id = info.btf_id;
+		memcpy(bp->name, info.name, sizeof bp->name);
+		bp->name[sizeof bp->name - 1] = '\0';
+		in->nr_bpf_progs++;
+		subs = info.nr_jited_ksyms;
+		if (subs != info.nr_prog_tags || subs != info.nr_jited_func_lens ||
+		    (~arrays & (1u << BPIL_JITED_KSYMS | 1u << BPIL_JITED_FUNC_LENS |
+				1u << BPIL_PROG_TAGS)))
+			continue;
+		bp->addrs = bpf_array(c->pd, data, data_len, info.jited_ksyms, subs, 8);
+		bp->lens = bpf_array(c->pd, data, data_len, info.jited_func_lens, subs, 4);
+		bp->tags = bpf_array(c->pd, data, data_len, info.prog_tags, subs, 8);
+		if (!bp->addrs || !bp->lens || !bp->tags)
+			continue;
+		bp->nr_subs = subs;
+		/* each function's record of func_info: its type id, 4 bytes in */
+		if (!(arrays & (1u << BPIL_FUNC_INFO)) || info.nr_func_info < subs ||
+		    info.func_info_rec_size < 8 || info.func_info > data_len ||
+		    (uint64_t)subs * info.func_info_rec_size > data_len - info.func_info)
+			continue;
+		if (!(types = perfdata__kalloc(c->pd, subs, sizeof *types)))
+			return -ENOMEM;
+		for (k = 0; k < subs; k++)
+			types[k] = rd32(data + info.func_info + (uint64_t)k * info.func_info_rec_size + 4);
+		bp->func_types = types;
+	}
+	return 0;
+}
+
 int perfdata__skip_feature(struct perfdata *pd, int id, uint64_t off, uint64_t size)
 {
 	struct perfdata_info *in = &pd->info;
@@ -326,6 +524,12 @@ static int decode_feature(struct perfdata *pd, int id, uint64_t off, uint64_t si
 	case PERFDATA_FEAT_CPU_TOPOLOGY: e = feat_cpu_topology(&c); break;
 	case PERFDATA_FEAT_NUMA_TOPOLOGY: e = feat_numa(&c); break;
 	case PERFDATA_FEAT_GROUP_DESC: e = feat_groups(&c); break;
+	case PERFDATA_FEAT_PMU_MAPPINGS: e = feat_pmu_mappings(&c); break;
+	case PERFDATA_FEAT_CPU_PMU_CAPS: e = pmu_caps(&c, &in->cpu_pmu_caps); break;
+	case PERFDATA_FEAT_PMU_CAPS: e = feat_pmu_caps(&c); break;
+	case PERFDATA_FEAT_DIR_FORMAT: e = f64(&c, &in->dir_format, "version"); break;
+	case PERFDATA_FEAT_BPF_BTF: e = feat_bpf_btf(&c); break;
+	case PERFDATA_FEAT_BPF_PROG_INFO: e = feat_bpf_prog_info(&c); break;
 	case PERFDATA_FEAT_CLOCKID: e = f64(&c, &in->clockid_res_ns, "clockid_res_ns"); break;
 	case PERFDATA_FEAT_SAMPLE_TIME:
 		if (!(e = f64(&c, &in->sample_time.first, "first")))

@@ -34,6 +34,10 @@ usage: luaperf report [-i perf.data|file.folded] [options]
   -q, --quiet            the rows alone: no header, no column titles
   --stats                the records of each type and each event's samples
                          and lost samples, as perf report --stats; no report
+  --header, --header-only
+                         the file's header and features as perf prints
+                         them (host, kernel, perf version, command line,
+                         events, PMUs, ...), then the report (or not)
   --rows N               at most N rows
   --weight W             samples or period (default period, as perf)
   --comm NAME, --dso PATTERN, --symbol PATTERN
@@ -127,6 +131,7 @@ local function parse(args)
     ["-n"] = { "show_samples", true }, ["--show-nr-samples"] = { "show_samples", true },
     ["--show-total-period"] = { "show_period", true },
     ["-q"] = { "quiet", true }, ["--quiet"] = { "quiet", true }, ["--stats"] = { "stats", true },
+    ["--header"] = { "header", true }, ["--header-only"] = { "header_only", true },
     ["-h"] = { "help", true }, ["--help"] = { "help", true } }
   local ok, err = options.parse(args, o, takes, flags)
   if not ok then return nil, err end
@@ -626,6 +631,22 @@ return function(args)
   end
   if o.help then io.stdout:write(usage); return 0 end
   if o.stats then return print_stats(o) end
+  if o.header or o.header_only then
+    -- perf's header lines (f:header_text), then the report unless
+    -- --header-only; the report's own first line goes, as perf's hint does
+    local perf = require "perf"
+    local f, ferr = perf.open(o.input, { unordered = true })
+    local text = f and f:header_text()
+    if f then f:close() end
+    if not text then
+      io.stderr:write("luaperf report: ", tostring(ferr or "cannot read the header"),
+        ferr and "" or (": " .. o.input), "\n")
+      return 1
+    end
+    io.stdout:write(text)
+    if o.header_only then return 0 end
+    io.stdout:flush()
+  end
   local stacks = require "perf.stacks"
   local report = require "perf.report"
   -- -p adds parent to the keys, as perf's does
@@ -797,7 +818,8 @@ return function(args)
       head = head:gsub("^(# luaperf report\n#\n)", "%1" .. table.concat(elide_lines, "\n") .. "\n#\n")
     end
     if o.quiet then head = ""
-    elseif i > 1 then head = "\n" .. head:match("\n(# Samples:.*)$") end
+    elseif i > 1 then head = "\n" .. head:match("\n(# Samples:.*)$")
+    elseif o.header then head = head:gsub("^# luaperf report\n", "") end
     local rc = print_table(o, src, evlist, m, head, children, keys, by, report,
       it.group and it.group.events)
     if rc ~= 0 then return rc end
