@@ -67,11 +67,11 @@ static void listing(const uint8_t *data, size_t size, int filters)
 		o.ns = 1;
 		o.unwind = o.inlines = 1;
 		o.max_stack = 3;
-		o.has_start = o.has_stop = 1;
-		o.start = 1;
-		o.stop = UINT64_MAX / 2;
-		o.cpus = cpus;
-		o.nr_cpus = sizeof cpus;
+		o.window.has_start = o.window.has_stop = 1;
+		o.window.start = 1;
+		o.window.stop = UINT64_MAX / 2;
+		o.window.cpus = cpus;
+		o.window.nr_cpus = sizeof cpus;
 		o.pids = o.tids = ids;
 		o.nr_pids = o.nr_tids = 3;
 		o.comms = comms;
