@@ -351,6 +351,26 @@ describe("luaperf report", function()
     assert.falsy(ours:find("Command", 1, true), ours)
   end)
 
+  -- The foreign recordings of names this machine has, added to files.
+  local function with_corpus(files, names)
+    for _, name in ipairs(names) do
+      local path = util.root .. "/../shared/perfdata-corpus/" .. name
+      if util.read(path) then files[#files + 1] = path end
+    end
+  end
+
+  -- perf report OPTION's text and ours, byte for byte, on each file
+  -- (marker: a line perf's text holds, so an empty pair does not pass).
+  local function same_text_as_perf(option, files, marker)
+    for _, path in ipairs(files) do
+      local theirs = util.sh("perf report " .. option .. " -i " .. path .. " 2>/dev/null")
+      local ours, ok = util.luaperf("report " .. option .. " -i " .. path)
+      assert.is_true(ok, ours)
+      assert.truthy(theirs:find(marker, 1, true), theirs)
+      assert.are.equal(theirs, ours, path)
+    end
+  end
+
   it("keeps the samples of some CPUs or of a time span as perf's -C and --time, both engines", function()
     -- two copies of the program at once: samples on both CPUs (the VM has
     -- two), each with its CPU and time
@@ -410,20 +430,11 @@ describe("luaperf report", function()
     local pipe = dir .. "/hdr-pipe.data"
     util.sh("perf record -q -g -o - " .. prog .. " 50 2>/dev/null > " .. pipe)
     files[#files + 1] = pipe
-    for _, name in ipairs({ "perf.data.branch_stack_spec", "perf.data.intel_pt-4.14", "perf.data.lost_samples-4.4",
-                            "perf.data.piped.header_feautres_group_desc-6.8", "perf.data.armv7-3.4",
-                            "perf.data.busy.1-3.8", "perf.data.piped.target-3.4" }) do
-      local path = util.root .. "/../shared/perfdata-corpus/" .. name
-      if util.read(path) then files[#files + 1] = path end
-    end
+    with_corpus(files, { "perf.data.branch_stack_spec", "perf.data.intel_pt-4.14", "perf.data.lost_samples-4.4",
+                         "perf.data.piped.header_feautres_group_desc-6.8", "perf.data.armv7-3.4",
+                         "perf.data.busy.1-3.8", "perf.data.piped.target-3.4" })
     assert.is_true(#files >= 5, #files .. " files")
-    for _, path in ipairs(files) do
-      local theirs = util.sh("perf report --header-only -i " .. path .. " 2>/dev/null")
-      local ours, ok = util.luaperf("report --header-only -i " .. path)
-      assert.is_true(ok, ours)
-      assert.truthy(theirs:find("# captured on", 1, true), theirs)
-      assert.are.equal(theirs, ours, path)
-    end
+    same_text_as_perf("--header-only", files, "# captured on")
     -- the BPF programs of a foreign recording, named from its BTF
     local spec_file = util.root .. "/../shared/perfdata-corpus/perf.data.branch_stack_spec"
     if util.read(spec_file) then
@@ -476,20 +487,11 @@ describe("luaperf report", function()
     local _, zok = util.perf("record -q -z -e cpu-clock -F 999 -g -o " .. z .. " " .. prog .. " 100 2>&1")
     if zok then files[#files + 1] = z end
     -- foreign files: a pipe (names from the attrs), lost samples, AUX data
-    for _, name in ipairs({ "perf.data.lost_samples-4.4", "perf.data.intel_pt-4.14",
-                            "perf.data.piped.header_feautres_group_desc-6.8",
-                            "perf.data.systemwide.5-3.8", "perf.data.piped.target.throttled-3.4" }) do
-      local path = util.root .. "/../shared/perfdata-corpus/" .. name
-      if util.read(path) then files[#files + 1] = path end
-    end
+    with_corpus(files, { "perf.data.lost_samples-4.4", "perf.data.intel_pt-4.14",
+                         "perf.data.piped.header_feautres_group_desc-6.8",
+                         "perf.data.systemwide.5-3.8", "perf.data.piped.target.throttled-3.4" })
     assert.is_true(#files >= 2, "no file to compare")
-    for _, path in ipairs(files) do
-      local theirs = util.perf("report --stats -i " .. path .. " 2>/dev/null")
-      local ours, ok = util.luaperf("report --stats -i " .. path)
-      assert.is_true(ok, ours)
-      assert.truthy(theirs:find("TOTAL events:", 1, true), theirs)
-      assert.are.equal(theirs, ours, path)
-    end
+    same_text_as_perf("--stats", files, "TOTAL events:")
     -- a corrupt record: said, and a failure (perf says so and exits 0)
     local corrupt = util.root .. "/../shared/perfdata-corpus/perf.data.piped.corrupted.zero_size_sample-3.2"
     if util.read(corrupt) then
