@@ -312,13 +312,6 @@ static int is_stack_key(enum pvr_key k)
 }
 
 /*
- * perf's parent of a sample (machine.c, add_callchain_ip): the first
- * entry of its call chain whose symbol matches the regex, in the order
- * perf walks the chain: from the leaf up, but root first in children
- * mode (perf report's callchain order is then "caller").  Frames with no
- * symbol never match.
- */
-/*
  * The frames of a stack's chain (root first, ids[nf - 1] the leaf) that
  * perf walks with --max-stack: [*lo, *hi), the max_stack nearest the root
  * when it walks caller first (children unless callee, or caller graphs),
@@ -336,6 +329,13 @@ static void chain_window(const struct pvreport_opts *o, unsigned nf, unsigned *l
 		*lo = nf - o->max_stack;
 }
 
+/*
+ * perf's parent of a sample (machine.c, add_callchain_ip): the first
+ * entry of its call chain whose symbol matches the regex, in the order
+ * perf walks the chain: from the leaf up, but root first in children
+ * mode (perf report's callchain order is then "caller").  Frames with no
+ * symbol never match.
+ */
 static uint32_t parent_of(struct acc *a, const uint32_t *ids, unsigned nf)
 {
 	unsigned j, lo, hi;

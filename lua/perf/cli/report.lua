@@ -607,8 +607,8 @@ local function print_stats(o)
     local n = s.by_type[t]
     if n and n > 0 then line((t:gsub("^HEADER_", "")), n, total > 0 and 100 * n / total or nil) end
   end
-  -- an event's name once: two attrs of one name are one evsel each, as
-  -- perf counts them (by_event keys by name)
+  -- each event name once (f:scan counts by name: two events of one name,
+  -- which perf prints apart, are one line here)
   local seen = {}
   for i, name in ipairs(names) do
     local n, nlost = s.by_event[name] or 0, lost[name] or 0
